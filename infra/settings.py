@@ -1,0 +1,97 @@
+"""The one settings class. Every field is documented in the README; every env var is `TOOLOUT_<FIELD>`."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+class Settings(BaseSettings):
+    """Runtime configuration of API, workers and CLI (env prefix `TOOLOUT_`)."""
+
+    model_config = SettingsConfigDict(env_prefix="TOOLOUT_", env_file=None, extra="ignore")
+
+    # --- wiring -------------------------------------------------------------------------------
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    broker_url: str | None = Field(None, description="Celery broker; defaults to redis_url")
+    blob_store: str = Field(f"file://{REPO_ROOT / 'var' / 'blobs'}", description="file:///abs/path or s3://bucket[/prefix]")
+    s3_endpoint_url: str | None = None
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: str | None = None
+    s3_region: str = "us-east-1"
+    s3_multipart_threshold_bytes: int = 16 << 20
+    s3_multipart_chunk_bytes: int = 16 << 20
+    blob_read_block_bytes: int = 8 << 20
+
+    # --- model --------------------------------------------------------------------------------
+    model: str = "openai/toolout-offline"
+    model_api_base: str | None = "http://127.0.0.1:8765/v1"
+    model_api_key: str | None = "offline"
+    model_context_tokens: int = Field(128_000, description="used when litellm does not know the model")
+    model_max_output_tokens: int = Field(4_096, description="reserved for each answer")
+    model_timeout_seconds: float = 60.0
+    model_num_retries: int = 2
+    tokenizer_encoding: str = "o200k_base"
+
+    # --- oversize & routing -------------------------------------------------------------------
+    tool_response_max_bytes: int = 12_000
+    context_budget_tokens: int = Field(8_000, description="tokens the calling agent can still spend on one tool result")
+    max_chunks_for_full_mode: int = 1
+    long_line_bytes: int = 1000
+    chunk_overlap: float = Field(0.10, ge=0.0, le=0.5)
+    max_reduce_depth: int = 4
+    truncate_bytes: int = 12_000
+
+    # --- limits & lifetimes -------------------------------------------------------------------
+    max_upload_bytes: int = 1 << 30
+    max_extract_chars: int = 8_000
+    session_ttl_seconds: int = 24 * 3600
+    job_ttl_seconds: int = 24 * 3600
+    job_deadline_seconds: int = 1800
+    max_wait_seconds: float = 30.0
+
+    # --- workers ------------------------------------------------------------------------------
+    worker_concurrency: int = 8
+    task_soft_time_limit_seconds: int = 240
+    task_time_limit_seconds: int = 300
+    visibility_timeout_seconds: int = 3600
+    map_retry_on_bad_report: int = 1
+
+    # --- read-grep sub-agent ------------------------------------------------------------------
+    agent_max_turns: int = 15
+    agent_max_tool_calls_per_turn: int = 10
+    agent_max_total_tokens: int = 200_000
+
+    # --- api ----------------------------------------------------------------------------------
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @model_validator(mode="after")
+    def _timeouts_are_ordered(self) -> "Settings":
+        """LLM timeout < soft limit < hard limit < visibility timeout, or redelivery races the task."""
+        chain = [self.model_timeout_seconds, self.task_soft_time_limit_seconds, self.task_time_limit_seconds, self.visibility_timeout_seconds]
+        if chain != sorted(chain) or len(set(chain)) != len(chain):
+            raise ValueError(
+                "timeouts must be strictly ordered: model_timeout_seconds < task_soft_time_limit_seconds "
+                f"< task_time_limit_seconds < visibility_timeout_seconds (got {chain})"
+            )
+        return self
+
+    @property
+    def celery_broker_url(self) -> str:
+        return self.broker_url or self.redis_url
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Process-wide settings, read once from the environment."""
+    return Settings()

@@ -1,0 +1,9 @@
+"""Root fixtures: offline tokenizers for every test; server fixtures live in tests/fixtures."""
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
+
+ensure_offline_encodings()
