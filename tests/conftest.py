@@ -7,3 +7,5 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
 
 ensure_offline_encodings()
+
+pytest_plugins = ["tests.fixtures.redis"]

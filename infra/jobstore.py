@@ -1,0 +1,293 @@
+"""Our own record of every extraction job, in Redis.
+
+Celery's AsyncResult is not enough: PENDING there also means "unknown", and its results expire on
+their own schedule. This record is the single source of truth the API polls. Transitions to a
+terminal state and every counted result go through Lua scripts, so a redelivered task or a late
+worker can neither apply a chunk twice nor overwrite a job that was already finished or canceled.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from enum import StrEnum
+from typing import Any
+
+import redis
+from pydantic import BaseModel, Field
+
+from extraction.errors import NotFound
+from extraction.protocols import Usage
+from infra import keys
+from infra.redis_client import redis_errors
+
+MAX_REDUCE_LEVELS = 8
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL
+
+
+TERMINAL = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELED})
+
+
+class JobRecord(BaseModel):
+    """Everything a client (or an operator) may want to know about one extraction job."""
+
+    id: str
+    session_id: str
+    tenant: str = "dev"
+    handle: str
+    tool_name: str = "unknown"
+    extract: str
+    mode_requested: str = "auto"
+    status: JobStatus = JobStatus.QUEUED
+    mode_used: str | None = None
+    routing_reason: str | None = None
+    chunks_total: int = 0
+    chunks_done: int = 0
+    reduce_level: int = 0
+    agent_turns: int = 0
+    agent_tool_calls: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    created_at: float = Field(default_factory=time.time)
+    started_at: float | None = None
+    finished_at: float | None = None
+    deadline_at: float = 0.0
+    result: str | None = None
+    report: dict[str, Any] | None = None
+    error: str | None = None
+    fallback_reason: str | None = None
+    attempts: int = 0
+    nonce: str = Field("", exclude=True, repr=False)
+
+
+_INT_FIELDS = {"chunks_total", "chunks_done", "reduce_level", "agent_turns", "agent_tool_calls", "attempts"}
+_FLOAT_FIELDS = {"created_at", "started_at", "finished_at", "deadline_at"}
+_USAGE_FIELDS = {"usage_calls": "calls", "usage_input_tokens": "input_tokens", "usage_output_tokens": "output_tokens"}
+
+_FINISH = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return -1 end
+if status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('ZREM', KEYS[2], ARGV[1])
+for i = 3, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+_RECORD_PART = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('EXPIRE', KEYS[2], ARGV[8])
+if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[3], 1) end
+redis.call('HINCRBY', KEYS[1], 'usage_calls', ARGV[4])
+redis.call('HINCRBY', KEYS[1], 'usage_input_tokens', ARGV[5])
+redis.call('HINCRBY', KEYS[1], 'usage_output_tokens', ARGV[6])
+if ARGV[7] ~= '' then redis.call('HINCRBYFLOAT', KEYS[1], 'usage_cost_usd', ARGV[7]) end
+return 1
+"""
+
+_UPDATE_LIVE = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return -1 end
+if status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
+for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1
+"""
+
+
+def _encode(record: JobRecord) -> dict[str, str]:
+    """Flatten a record into hash fields; None values are simply absent."""
+    data = record.model_dump(exclude={"usage", "report", "nonce"})
+    fields = {k: str(v) for k, v in data.items() if v is not None}
+    fields.update(_usage_fields(record.usage))
+    fields["nonce"] = record.nonce
+    if record.report is not None:
+        fields["report"] = json.dumps(record.report)
+    return fields
+
+
+def _usage_fields(usage: Usage) -> dict[str, str]:
+    fields = {name: str(getattr(usage, attr)) for name, attr in _USAGE_FIELDS.items()}
+    if usage.cost_usd is not None:
+        fields["usage_cost_usd"] = repr(usage.cost_usd)
+    return fields
+
+
+def _decode(fields: dict[str, str]) -> JobRecord:
+    data: dict[str, Any] = {}
+    for name, value in fields.items():
+        if name in _INT_FIELDS:
+            data[name] = int(value)
+        elif name in _FLOAT_FIELDS:
+            data[name] = float(value)
+        elif name == "report":
+            data[name] = json.loads(value)
+        elif not name.startswith("usage_"):
+            data[name] = value
+    data["usage"] = _decode_usage(fields)
+    return JobRecord.model_validate(data)
+
+
+def _decode_usage(fields: dict[str, str]) -> Usage:
+    counts = {attr: int(fields.get(name, 0)) for name, attr in _USAGE_FIELDS.items()}
+    cost = fields.get("usage_cost_usd")
+    return Usage(**counts, cost_usd=float(cost) if cost is not None else None)
+
+
+def _pairs(fields: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for name, value in fields.items():
+        if value is not None:
+            out += [name, json.dumps(value) if isinstance(value, dict) else str(value)]
+    return out
+
+
+class JobStore:
+    """Create, advance and finish job records; methods raise `NotFound` / `BackendUnavailable`."""
+
+    def __init__(self, client: redis.Redis, *, ttl_seconds: int, deadline_seconds: int) -> None:
+        self._r = client
+        self._ttl = ttl_seconds
+        self._deadline = deadline_seconds
+        self._finish = client.register_script(_FINISH)
+        self._record_part = client.register_script(_RECORD_PART)
+        self._update_live = client.register_script(_UPDATE_LIVE)
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def create(self, record: JobRecord) -> JobRecord:
+        record = record.model_copy(update={"deadline_at": record.created_at + self._deadline})
+        with redis_errors():
+            pipe = self._r.pipeline()
+            pipe.hset(keys.job(record.id), mapping=_encode(record))
+            pipe.expire(keys.job(record.id), self._ttl + self._deadline)
+            pipe.zadd(keys.JOBS_ACTIVE, {record.id: record.deadline_at})
+            pipe.zadd(keys.session_jobs(record.session_id), {record.id: record.created_at})
+            pipe.execute()
+        return record
+
+    def get(self, job_id: str, tenant: str | None = None) -> JobRecord:
+        with redis_errors():
+            fields = self._r.hgetall(keys.job(job_id))
+        if not fields or (tenant is not None and fields.get("tenant") != tenant):
+            raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
+        return _decode(fields)
+
+    def update(self, job_id: str, **fields: Any) -> bool:
+        """Set fields on a job that is still live; False when it is already terminal."""
+        with redis_errors():
+            return self._update_live(keys=[keys.job(job_id)], args=_pairs(fields)) == 1
+
+    def mark_running(self, job_id: str) -> bool:
+        return self.update(job_id, status=JobStatus.RUNNING.value, started_at=time.time())
+
+    def finish(self, job_id: str, status: JobStatus, **fields: Any) -> bool:
+        """Move a live job to a terminal state exactly once; later calls return False and change nothing."""
+        assert status.terminal, status
+        values = {"status": status.value, "finished_at": time.time(), **fields}
+        job_keys = [keys.job(job_id), keys.JOBS_ACTIVE] + keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
+        with redis_errors():
+            outcome = self._finish(keys=job_keys, args=[job_id, self._ttl, *_pairs(values)])
+        if outcome == -1:
+            raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
+        return outcome == 1
+
+    def cancel(self, job_id: str) -> bool:
+        return self.finish(job_id, JobStatus.CANCELED, error="canceled by the client")
+
+    def is_terminal(self, job_id: str) -> bool:
+        with redis_errors():
+            status = self._r.hget(keys.job(job_id), "status")
+        return status is None or JobStatus(status).terminal
+
+    # --- results, counted once ----------------------------------------------------------------
+    def record_chunk(self, job_id: str, index: int, text: str, usage: Usage) -> bool:
+        """Store a map output and count it; a second delivery of the same chunk counts nothing."""
+        return self._record(keys.job_chunks(job_id), job_id, index, text, usage, counter="chunks_done")
+
+    def chunk_output(self, job_id: str, index: int) -> str | None:
+        with redis_errors():
+            return self._r.hget(keys.job_chunks(job_id), str(index))
+
+    def chunk_outputs(self, job_id: str) -> dict[int, str]:
+        with redis_errors():
+            return {int(k): v for k, v in self._r.hgetall(keys.job_chunks(job_id)).items()}
+
+    def record_reduce(self, job_id: str, level: int, group: int, text: str, usage: Usage) -> bool:
+        return self._record(keys.job_reduce(job_id, level), job_id, group, text, usage, counter="")
+
+    def reduce_output(self, job_id: str, level: int, group: int) -> str | None:
+        with redis_errors():
+            return self._r.hget(keys.job_reduce(job_id, level), str(group))
+
+    def reduce_outputs(self, job_id: str, level: int) -> dict[int, str]:
+        with redis_errors():
+            return {int(k): v for k, v in self._r.hgetall(keys.job_reduce(job_id, level)).items()}
+
+    def add_usage(self, job_id: str, usage: Usage) -> None:
+        """Count LLM calls whose output is not a stored part (final reduce, agent turns, failed attempts)."""
+        with redis_errors():
+            pipe = self._r.pipeline()
+            for name, value in _usage_fields(usage).items():
+                if name == "usage_cost_usd":
+                    pipe.hincrbyfloat(keys.job(job_id), name, float(value))
+                else:
+                    pipe.hincrby(keys.job(job_id), name, int(value))
+            pipe.execute()
+
+    def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None:
+        with redis_errors():
+            pipe = self._r.pipeline()
+            pipe.hincrby(keys.job(job_id), "agent_turns", turns)
+            pipe.hincrby(keys.job(job_id), "agent_tool_calls", tool_calls)
+            pipe.execute()
+
+    def _record(self, key: str, job_id: str, index: int, text: str, usage: Usage, *, counter: str) -> bool:
+        cost = "" if usage.cost_usd is None else repr(usage.cost_usd)
+        args = [index, text, counter, usage.calls, usage.input_tokens, usage.output_tokens, cost, self._ttl + self._deadline]
+        with redis_errors():
+            outcome = self._record_part(keys=[keys.job(job_id), key], args=args)
+        if outcome == -1:
+            raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
+        return outcome == 1
+
+    # --- queries ------------------------------------------------------------------------------
+    def list_for_session(self, session_id: str, tenant: str | None = None) -> list[JobRecord]:
+        with redis_errors():
+            ids = self._r.zrange(keys.session_jobs(session_id), 0, -1)
+        return [job for job in (self._find(job_id, tenant) for job_id in ids) if job is not None]
+
+    def _find(self, job_id: str, tenant: str | None) -> JobRecord | None:
+        try:
+            return self.get(job_id, tenant)
+        except NotFound:
+            return None
+
+    def overdue(self, now: float | None = None, limit: int = 100) -> list[str]:
+        """Live jobs whose deadline has passed (the watchdog's work list)."""
+        with redis_errors():
+            return self._r.zrangebyscore(keys.JOBS_ACTIVE, 0, now or time.time(), start=0, num=limit)
+
+    def count_active(self, session_ids: list[str] | None = None) -> int:
+        with redis_errors():
+            return int(self._r.zcard(keys.JOBS_ACTIVE))
+
+    def delete(self, job_ids: list[str]) -> None:
+        if not job_ids:
+            return
+        with redis_errors():
+            pipe = self._r.pipeline()
+            for job_id in job_ids:
+                pipe.delete(*keys.job_keys(job_id, MAX_REDUCE_LEVELS))
+                pipe.zrem(keys.JOBS_ACTIVE, job_id)
+            pipe.execute()

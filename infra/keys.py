@@ -1,0 +1,52 @@
+"""Every Redis key toolout uses, in one place, so nobody guesses a name and TTLs stay auditable."""
+
+from __future__ import annotations
+
+PREFIX = "toolout"
+
+SESSIONS_BY_LAST_USE = f"{PREFIX}:sessions:last_use"
+"""Sorted set: session id → last use (unix seconds); the sweeper deletes idle ones."""
+
+
+def session(session_id: str) -> str:
+    """Hash: id, tenant, created_at."""
+    return f"{PREFIX}:session:{session_id}"
+
+
+def session_outputs(session_id: str) -> str:
+    """Set of output handles stored in the session."""
+    return f"{PREFIX}:session:{session_id}:outputs"
+
+
+def session_jobs(session_id: str) -> str:
+    """Sorted set: job id → created_at."""
+    return f"{PREFIX}:session:{session_id}:jobs"
+
+
+def output(handle: str) -> str:
+    """String: the OutputRecord JSON."""
+    return f"{PREFIX}:output:{handle}"
+
+
+def job(job_id: str) -> str:
+    """Hash: the JobRecord's fields; counters are updated in place with HINCRBY."""
+    return f"{PREFIX}:job:{job_id}"
+
+
+def job_chunks(job_id: str) -> str:
+    """Hash: chunk index → map output; written with HSETNX so a redelivered task applies nothing twice."""
+    return f"{PREFIX}:job:{job_id}:chunks"
+
+
+def job_reduce(job_id: str, level: int) -> str:
+    """Hash: group index → reduce output at one level of a recursive reduce."""
+    return f"{PREFIX}:job:{job_id}:reduce:{level}"
+
+
+def job_keys(job_id: str, max_levels: int) -> list[str]:
+    """All keys a job owns (for TTLs and deletion)."""
+    return [job(job_id), job_chunks(job_id)] + [job_reduce(job_id, level) for level in range(max_levels + 1)]
+
+
+JOBS_ACTIVE = f"{PREFIX}:jobs:active"
+"""Sorted set: non-terminal job id → deadline (unix seconds); the watchdog scans it."""

@@ -1,0 +1,89 @@
+"""The job record in real Redis: transitions happen once, parts are counted once, TTLs are set."""
+
+import time
+
+import pytest
+
+from extraction.errors import NotFound
+from extraction.protocols import Usage
+from infra import keys
+from infra.jobstore import JobRecord, JobStatus, JobStore
+
+
+@pytest.fixture()
+def jobs(redis_client) -> JobStore:
+    return JobStore(redis_client, ttl_seconds=600, deadline_seconds=60)
+
+
+def new_job(jobs: JobStore, job_id: str = "j1") -> JobRecord:
+    return jobs.create(JobRecord(id=job_id, session_id="s1", handle="h1", extract="errors", nonce="abc123"))
+
+
+def test_created_job_reads_back_queued_with_deadline(jobs: JobStore) -> None:
+    created = new_job(jobs)
+    read = jobs.get("j1")
+    assert read.status is JobStatus.QUEUED
+    assert read.deadline_at == pytest.approx(created.created_at + 60)
+    assert read.nonce == "abc123"
+    assert "nonce" not in read.model_dump()
+    assert jobs.overdue(now=created.created_at + 61) == ["j1"]
+
+
+def test_unknown_job_and_foreign_tenant_are_not_found(jobs: JobStore) -> None:
+    new_job(jobs)
+    with pytest.raises(NotFound):
+        jobs.get("missing")
+    with pytest.raises(NotFound):
+        jobs.get("j1", tenant="someone-else")
+
+
+def test_finish_happens_once_and_sets_ttl(jobs: JobStore, redis_client) -> None:
+    new_job(jobs)
+    assert jobs.finish("j1", JobStatus.SUCCEEDED, result="ABSTRACT", report={"content": "x", "found": True})
+    assert not jobs.finish("j1", JobStatus.FAILED, error="late worker")
+    record = jobs.get("j1")
+    assert (record.status, record.result, record.report, record.error) == (JobStatus.SUCCEEDED, "ABSTRACT", {"content": "x", "found": True}, None)
+    assert 0 < redis_client.ttl(keys.job("j1")) <= 600
+    assert jobs.overdue(now=time.time() + 3600) == []
+
+
+def test_cancel_wins_over_a_later_success(jobs: JobStore) -> None:
+    new_job(jobs)
+    assert jobs.cancel("j1")
+    assert not jobs.finish("j1", JobStatus.SUCCEEDED, result="too late")
+    assert not jobs.update("j1", chunks_total=5)
+    assert jobs.get("j1").status is JobStatus.CANCELED
+
+
+def test_a_redelivered_chunk_is_counted_once(jobs: JobStore) -> None:
+    new_job(jobs)
+    usage = Usage(calls=1, input_tokens=100, output_tokens=10, cost_usd=0.5)
+    assert jobs.record_chunk("j1", 0, "first", usage)
+    assert not jobs.record_chunk("j1", 0, "redelivered", usage)
+    assert jobs.record_chunk("j1", 1, "second", usage)
+    record = jobs.get("j1")
+    assert record.chunks_done == 2
+    assert record.usage == Usage(calls=2, input_tokens=200, output_tokens=20, cost_usd=1.0)
+    assert jobs.chunk_outputs("j1") == {0: "first", 1: "second"}
+
+
+def test_reduce_parts_and_loose_usage_add_up(jobs: JobStore) -> None:
+    new_job(jobs)
+    assert jobs.record_reduce("j1", 1, 0, "group 0", Usage(calls=1, input_tokens=5))
+    assert not jobs.record_reduce("j1", 1, 0, "again", Usage(calls=1, input_tokens=5))
+    jobs.add_usage("j1", Usage(calls=1, input_tokens=7, output_tokens=3))
+    assert jobs.reduce_outputs("j1", 1) == {0: "group 0"}
+    assert jobs.get("j1").usage == Usage(calls=2, input_tokens=12, output_tokens=3)
+
+
+def test_parts_for_a_deleted_job_are_refused(jobs: JobStore) -> None:
+    with pytest.raises(NotFound):
+        jobs.record_chunk("ghost", 0, "x", Usage())
+
+
+def test_session_listing_and_delete(jobs: JobStore) -> None:
+    new_job(jobs, "a")
+    new_job(jobs, "b")
+    assert [j.id for j in jobs.list_for_session("s1")] == ["a", "b"]
+    jobs.delete(["a"])
+    assert [j.id for j in jobs.list_for_session("s1")] == ["b"]
