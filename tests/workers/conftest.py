@@ -1,0 +1,72 @@
+"""Pipeline steps against real Redis, an in-memory blob store and a scripted model — no Celery needed."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+
+from extraction.lines import build_line_index
+from extraction.mapreduce import ModelLimits
+from extraction.nonce import new_nonce
+from extraction.protocols import LLMReply, Usage
+from extraction.stats import measure
+from extraction.testing import ScriptedLLM
+from infra.blobstore.memory import MemoryBlobStore
+from infra.jobstore import JobRecord, JobStore
+from infra.records import OutputRecord, RecordStore, blob_key
+from infra.settings import Settings
+from workers.runtime import Runtime
+
+NONCE_RE = re.compile(r"<ai-agent-([A-Za-z0-9]+)-FINAL")
+
+
+def needle_model(needle: str) -> ScriptedLLM:
+    """Answers every map/reduce call with the lines that contain `needle`, inside the real wrapper."""
+
+    def respond(messages, tools):
+        nonce = NONCE_RE.search(messages[0]["content"]).group(1)
+        text = "\n".join(m["content"] or "" for m in messages)
+        hits = sorted({line.strip() for line in text.splitlines() if needle in line and "WHAT TO EXTRACT" not in line})
+        body = "\n".join(hits) if hits else "NO RELEVANT DATA FOUND\nOnly filler lines."
+        return LLMReply(content=f'<ai-agent-{nonce}-FINAL format="text">\n{body}\n</ai-agent-{nonce}-FINAL>',
+                        usage=Usage(calls=1, input_tokens=100, output_tokens=10))
+
+    return ScriptedLLM(respond)
+
+
+@pytest.fixture()
+def make_runtime(redis_client):
+    def make(llm, *, context_tokens: int = 4000, max_output_tokens: int = 500, **settings) -> Runtime:
+        config = Settings(blob_store="memory://", truncate_bytes=400, **settings)
+        return Runtime(
+            settings=config,
+            jobs=JobStore(redis_client, ttl_seconds=600, deadline_seconds=600),
+            records=RecordStore(redis_client, session_ttl_seconds=600),
+            blobs=MemoryBlobStore(),
+            llm=llm,
+            limits=ModelLimits(context_tokens=context_tokens, max_output_tokens=max_output_tokens),
+        )
+
+    return make
+
+
+def store_output(rt: Runtime, data: bytes, *, tool_name: str = "logs.fetch") -> OutputRecord:
+    session = rt.records.create_session()
+    handle = str(uuid.uuid4())
+    key = blob_key(session.id, handle)
+    measured = measure([data])
+    rt.blobs.put_bytes(key, data)
+    rt.blobs.put_bytes(f"{key}.tokidx", measured.index.model_dump_json().encode())
+    rt.blobs.put_bytes(f"{key}.lines", build_line_index([data]).model_dump_json().encode())
+    record = OutputRecord(handle=handle, session_id=session.id, tool_name=tool_name, tool_args='{"q": 1}', stats=measured.stats,
+                          blob_key=key, index_key=f"{key}.tokidx", lines_key=f"{key}.lines")
+    rt.records.put_output(record)
+    return record
+
+
+def submit(rt: Runtime, output: OutputRecord, extract: str, mode: str = "auto") -> JobRecord:
+    job = JobRecord(id=str(uuid.uuid4()), session_id=output.session_id, handle=output.handle, tool_name=output.tool_name,
+                    extract=extract, mode_requested=mode, nonce=new_nonce())
+    return rt.jobs.create(job)

@@ -1,0 +1,1 @@
+"""Celery workers: thin tasks that decode arguments, call `extraction`, and persist through `infra`."""

@@ -1,0 +1,37 @@
+"""The read-grep strategy: a sub-agent that may only Read and Grep the one stored output."""
+
+from __future__ import annotations
+
+from extraction.agent import AgentBounds, run_agent
+from extraction.prompts import read_grep_messages
+from extraction.routing import Mode
+from extraction.tools import grep_tool, read_tool
+from infra.records import session_prefix
+from infra.stored_output import PinnedTools, StoredOutput
+from workers import outcomes
+from workers.pipeline import load
+from workers.runtime import Runtime
+
+
+def bounds(rt: Runtime) -> AgentBounds:
+    s = rt.settings
+    return AgentBounds(max_turns=s.agent_max_turns, max_tool_calls_per_turn=s.agent_max_tool_calls_per_turn,
+                       max_total_tokens=s.agent_max_total_tokens, max_output_tokens=rt.limits.max_output_tokens)
+
+
+def run_read_grep(rt: Runtime, job_id: str) -> None:
+    live = load(rt, job_id)
+    if live is None:
+        return
+    output = StoredOutput(rt.blobs, live.output, block_size=rt.settings.blob_read_block_bytes)
+    messages = read_grep_messages(live.prompt, handle_filename=live.output.handle, root=session_prefix(live.output.session_id))
+    outcome = run_agent(
+        rt.llm, messages, tools=[read_tool(), grep_tool()], execute=PinnedTools(output), nonce=live.job.nonce,
+        bounds=bounds(rt), on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
+        should_stop=lambda: rt.jobs.is_terminal(job_id),
+    )
+    rt.jobs.add_usage(job_id, outcome.usage)
+    if outcome.report is not None:
+        outcomes.finish_with_report(rt, live.job, outcome.report, Mode.READ_GREP.value)
+    else:
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"read-grep failed: {outcome.failure}")

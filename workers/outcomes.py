@@ -1,0 +1,58 @@
+"""How a job ends: with a report, with the truncate fallback, or failed. Decided here and nowhere else."""
+
+from __future__ import annotations
+
+import logging
+
+from extraction.errors import ToolOutError
+from extraction.report import FinalReport
+from extraction.results import abstract_text, failed_text, not_found_abstract, unknown_handle_text
+from extraction.truncate import fallback_text, truncate_head_tail
+from infra.jobstore import JobRecord, JobStatus
+from infra.records import OutputRecord
+from workers.runtime import Runtime
+
+log = logging.getLogger("toolout.workers")
+
+
+def finish_with_report(rt: Runtime, job: JobRecord, report: FinalReport, mode_used: str) -> bool:
+    """A real final report: ABSTRACT text (a not-found report is a success that says what was searched)."""
+    body = report.content if report.found else not_found_abstract(job.extract, _not_found_detail(report.content))
+    text = abstract_text(job.tool_name, job.handle, mode_used, body)
+    report_fields = {"content": report.content, "found": report.found}
+    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=text, report=report_fields, mode_used=mode_used)
+
+
+def _not_found_detail(content: str) -> str:
+    return content.partition("\n")[2].strip()
+
+
+def finish_unknown_handle(rt: Runtime, job: JobRecord) -> bool:
+    """The output vanished (deleted, expired) between submission and execution."""
+    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=unknown_handle_text(job.handle, job.tool_name))
+
+
+def fall_back_to_truncate(rt: Runtime, job: JobRecord, output: OutputRecord, reason: str) -> bool:
+    """The strategy could not execute: answer with the top and bottom of the output and a WARNING."""
+    log.warning("job %s: falling back to truncate: %s", job.id, reason)
+    try:
+        body = fallback_text(reason, truncated_view(rt, output))
+    except ToolOutError as exc:
+        return fail(rt, job, f"{reason}; the truncate fallback failed too: {exc.message}", mode_used="truncate")
+    text = abstract_text(job.tool_name, job.handle, "truncate", body)
+    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate", fallback_reason=reason, error=reason)
+
+
+def truncated_view(rt: Runtime, output: OutputRecord) -> str:
+    """Top and bottom halves of the byte budget, read with two ranged reads."""
+    half = rt.settings.truncate_bytes // 2
+    size = output.stats.bytes
+    head = rt.blobs.read_range(output.blob_key, 0, half)
+    tail = rt.blobs.read_range(output.blob_key, max(half, size - half), size)
+    return truncate_head_tail(head, tail, size, rt.settings.truncate_bytes)
+
+
+def fail(rt: Runtime, job: JobRecord, error: str, *, mode_used: str | None = None) -> bool:
+    mode = mode_used or job.mode_used or job.mode_requested
+    text = failed_text(job.tool_name, job.handle, mode, error)
+    return rt.jobs.finish(job.id, JobStatus.FAILED, result=text, error=error, mode_used=mode)

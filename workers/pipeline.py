@@ -1,0 +1,221 @@
+"""The steps of one extraction job, written against `Runtime`, free of Celery.
+
+Each step loads what it needs from the stores, does one piece of work, persists it, and
+returns what should run next (`tasks.py` turns that into Celery signatures). Every step
+starts by checking that the job is still live, which is how cancellation stays cooperative.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from extraction.chunking import Chunk, chunk_budget, estimate_chunk_count, plan_chunks
+from extraction.errors import ExtractionError
+from extraction.mapreduce import map_chunk, map_prompt_tokens, plan_reduce_groups, reduce_chunk_outputs
+from extraction.prompts import PromptContext
+from extraction.protocols import Usage
+from extraction.reduce_plan import ensure_depth
+from extraction.routing import Mode, RoutingDecision, route
+from extraction.stats import TokenIndex
+from infra.jobstore import JobRecord
+from infra.records import OutputRecord
+from workers import outcomes
+from workers.runtime import Runtime
+
+log = logging.getLogger("toolout.workers")
+
+
+@dataclass(frozen=True)
+class RunChunks:
+    chunks: list[Chunk]
+
+
+@dataclass(frozen=True)
+class RunReduceGroups:
+    level: int
+    groups: list[list[int]]
+
+
+@dataclass(frozen=True)
+class RunAgent:
+    pass
+
+
+Next = RunChunks | RunReduceGroups | RunAgent | None
+
+
+@dataclass(frozen=True)
+class LiveJob:
+    job: JobRecord
+    output: OutputRecord
+
+    @property
+    def prompt(self) -> PromptContext:
+        stats = self.output.stats
+        return PromptContext(
+            tool_name=self.job.tool_name, tool_args_json=self.output.tool_args, extract=self.job.extract,
+            nonce=self.job.nonce, doc_bytes=stats.bytes, doc_lines=stats.lines, doc_tokens=stats.tokens,
+        )
+
+
+def load(rt: Runtime, job_id: str) -> LiveJob | None:
+    """The job and its output, or None when the job ended (canceled, finished) or its output is gone."""
+    job = rt.jobs.get(job_id)
+    if job.status.terminal:
+        return None
+    output = rt.records.find_output(job.handle, job.tenant)
+    if output is None:
+        outcomes.finish_unknown_handle(rt, job)
+        return None
+    return LiveJob(job, output)
+
+
+# --- start ---------------------------------------------------------------------------------------
+def start(rt: Runtime, job_id: str) -> Next:
+    live = load(rt, job_id)
+    if live is None:
+        return None
+    rt.jobs.mark_running(job_id)
+    try:
+        return _start(rt, live)
+    except ExtractionError as exc:
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, exc.message)
+        return None
+
+
+def _start(rt: Runtime, live: LiveJob) -> Next:
+    budget = chunk_budget_for(rt, live)
+    decision = decide(rt, live, budget)
+    rt.jobs.update(live.job.id, mode_used=decision.mode.value, routing_reason=decision.reason)
+    log.info("job %s routed to %s: %s", live.job.id, decision.mode, decision.reason)
+    if decision.mode is Mode.TRUNCATE:
+        return finish_truncate(rt, live)
+    if decision.mode is Mode.READ_GREP:
+        return RunAgent()
+    chunks = plan_job_chunks(rt, live, budget)
+    rt.jobs.update(live.job.id, chunks_total=len(chunks))
+    return RunChunks(chunks)
+
+
+def chunk_budget_for(rt: Runtime, live: LiveJob) -> int:
+    prompt = map_prompt_tokens(live.prompt, rt.limits, overlap_percent=overlap_percent(rt))
+    return chunk_budget(rt.limits.context_tokens, rt.limits.max_output_tokens, prompt)
+
+
+def overlap_percent(rt: Runtime) -> float:
+    return round(rt.settings.chunk_overlap * 100, 1)
+
+
+def decide(rt: Runtime, live: LiveJob, budget: int) -> RoutingDecision:
+    stats = live.output.stats
+    count = estimate_chunk_count(stats.tokens, budget, rt.settings.chunk_overlap)
+    return route(
+        Mode(live.job.mode_requested), chunk_count=count, avg_line_bytes=stats.avg_line_bytes,
+        max_chunks_for_full=rt.settings.max_chunks_for_full_mode, long_line_bytes=rt.settings.long_line_bytes,
+    )
+
+
+def plan_job_chunks(rt: Runtime, live: LiveJob, budget: int) -> list[Chunk]:
+    index = TokenIndex.model_validate_json(rt.blobs.get_bytes(live.output.index_key))
+    key = live.output.blob_key
+    return plan_chunks(
+        index, lambda start, end: rt.blobs.read_range(key, start, end), size=live.output.stats.bytes,
+        budget_tokens=budget, overlap=rt.settings.chunk_overlap,
+    )
+
+
+def finish_truncate(rt: Runtime, live: LiveJob) -> None:
+    """Explicit truncate mode: the same view as the fallback, without the WARNING."""
+    from extraction.results import abstract_text
+    from infra.jobstore import JobStatus
+
+    text = abstract_text(live.job.tool_name, live.job.handle, "truncate", outcomes.truncated_view(rt, live.output))
+    rt.jobs.finish(live.job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate")
+    return None
+
+
+# --- map -----------------------------------------------------------------------------------------
+def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
+    """Extract from one chunk; a redelivered task that finds its result already stored does nothing."""
+    live = load(rt, job_id)
+    if live is None or rt.jobs.chunk_output(job_id, index) is not None:
+        return
+    text = rt.blobs.read_range(live.output.blob_key, start, end).decode("utf-8", errors="replace")
+    try:
+        report, usage = map_chunk(
+            rt.llm, live.prompt, text, index=index, total=live.job.chunks_total,
+            overlap_percent=overlap_percent(rt), limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report,
+        )
+    except ExtractionError as exc:
+        _charge_failed_attempts(rt, job_id, exc)
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"chunk {index + 1} of {live.job.chunks_total} failed: {exc.message}")
+        return
+    rt.jobs.record_chunk(job_id, index, report.content, usage)
+
+
+def _charge_failed_attempts(rt: Runtime, job_id: str, exc: ExtractionError) -> None:
+    spent = exc.details.get("usage")
+    if spent:
+        rt.jobs.add_usage(job_id, Usage.model_validate(spent))
+
+
+# --- reduce --------------------------------------------------------------------------------------
+def level_outputs(rt: Runtime, job_id: str, level: int) -> list[str]:
+    """Level 0 holds the map outputs; level n > 0 the outputs of the n-th round of group reduces."""
+    stored = rt.jobs.chunk_outputs(job_id) if level == 0 else rt.jobs.reduce_outputs(job_id, level)
+    return [stored[i] for i in sorted(stored)]
+
+
+def run_reduce_stage(rt: Runtime, job_id: str, level: int) -> Next:
+    """Finish the job if this level's outputs fit one call; otherwise schedule another round of groups."""
+    live = load(rt, job_id)
+    if live is None:
+        return None
+    outputs = level_outputs(rt, job_id, level)
+    if level == 0 and len(outputs) != live.job.chunks_total:
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"only {len(outputs)} of {live.job.chunks_total} chunks produced a result")
+        return None
+    try:
+        return _reduce_or_regroup(rt, live, outputs, level)
+    except ExtractionError as exc:
+        _charge_failed_attempts(rt, job_id, exc)
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"reduce failed: {exc.message}")
+        return None
+
+
+def _reduce_or_regroup(rt: Runtime, live: LiveJob, outputs: list[str], level: int) -> Next:
+    if len(outputs) == 1 and level == 0:
+        return _finish_single(rt, live, outputs[0])
+    groups = plan_reduce_groups(outputs, live.prompt, rt.limits)
+    if len(groups) == 1:
+        report, usage = reduce_chunk_outputs(rt.llm, live.prompt, outputs, limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report)
+        rt.jobs.add_usage(live.job.id, usage)
+        outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value)
+        return None
+    ensure_depth(level + 1, rt.settings.max_reduce_depth)
+    rt.jobs.update(live.job.id, reduce_level=level + 1)
+    return RunReduceGroups(level, groups)
+
+
+def _finish_single(rt: Runtime, live: LiveJob, content: str) -> None:
+    """One chunk: its map answer is the final report, no reduce call (seed: single-pass only)."""
+    from extraction.report import FinalReport, NO_RELEVANT_DATA
+
+    report = FinalReport(content=content, found=not content.startswith(NO_RELEVANT_DATA), closed=True)
+    outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value)
+
+
+def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: list[int]) -> None:
+    """Reduce one group of level-`level` outputs into one output at level `level + 1`."""
+    live = load(rt, job_id)
+    if live is None or rt.jobs.reduce_output(job_id, level + 1, group) is not None:
+        return
+    outputs = level_outputs(rt, job_id, level)
+    try:
+        report, usage = reduce_chunk_outputs(rt.llm, live.prompt, [outputs[i] for i in members], limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report)
+    except ExtractionError as exc:
+        _charge_failed_attempts(rt, job_id, exc)
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"reduce group {group + 1} at level {level + 1} failed: {exc.message}")
+        return
+    rt.jobs.record_reduce(job_id, level + 1, group, report.content, usage)
