@@ -1,0 +1,1 @@
+"""toolout's client side and entry points: the `toolout` CLI, the SDK client, the demo."""

@@ -1,0 +1,157 @@
+"""Start, watch and stop toolout's own processes (offline model, API, workers).
+
+Shared by the demo, the integration tests and the benchmarks, so all three run the system the
+same way an operator does: as separate processes talking over HTTP and Redis.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import redis
+
+PYTHON = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(check: Callable[[], bool], *, timeout: float, interval: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return True
+        except Exception:  # noqa: BLE001 - not up yet
+            pass
+        time.sleep(interval)
+    return False
+
+
+def http_ok(url: str) -> Callable[[], bool]:
+    return lambda: httpx.get(url, timeout=1.0).status_code == 200
+
+
+@dataclass
+class Service:
+    """One child process; its output goes to a log file so a failure can be shown, not guessed."""
+
+    name: str
+    argv: list[str]
+    env: Mapping[str, str]
+    log_path: Path
+    ready: Callable[[], bool] | None = None
+    process: subprocess.Popen | None = field(default=None, repr=False)
+
+    def start(self) -> "Service":
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        self.process = subprocess.Popen(self.argv, env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return self
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        ok = wait_for(lambda: self._alive() and (self.ready is None or self.ready()), timeout=timeout, interval=0.2)
+        if not ok:
+            raise RuntimeError(f"{self.name} did not become ready in {timeout:.0f}s; last log lines:\n{self.tail()}")
+
+    def _alive(self) -> bool:
+        if self.process is None or self.process.poll() is not None:
+            raise RuntimeError(f"{self.name} exited early; last log lines:\n{self.tail()}")
+        return True
+
+    def tail(self, lines: int = 30) -> str:
+        if not self.log_path.exists():
+            return "(no log)"
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Signal the whole process group (a Celery worker has children)."""
+        if self.process is not None and self.process.poll() is None:
+            os.killpg(self.process.pid, sig)
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.kill(signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill(signal.SIGKILL)
+            self.process.wait(5)
+
+
+def toolout_argv(*args: str) -> list[str]:
+    return [PYTHON, "-m", "toolout.cli", *args]
+
+
+def offline_model(port: int, env: Mapping[str, str], log_dir: Path) -> Service:
+    return Service("offline-model", toolout_argv("offline-model", "--port", str(port)), env, log_dir / "offline-model.log",
+                   ready=http_ok(f"http://127.0.0.1:{port}/healthz"))
+
+
+def api(port: int, env: Mapping[str, str], log_dir: Path) -> Service:
+    return Service("api", toolout_argv("api", "--port", str(port)), env, log_dir / "api.log", ready=http_ok(f"http://127.0.0.1:{port}/healthz"))
+
+
+def worker(name: str, env: Mapping[str, str], log_dir: Path, *, concurrency: int = 8) -> Service:
+    argv = toolout_argv("worker", "--concurrency", str(concurrency), "--name", name)
+    return Service(name, argv, env, log_dir / f"{name}.log")
+
+
+def workers_answering(names: list[str]) -> Callable[[], bool]:
+    """Ready when every named worker answers a Celery ping."""
+    from workers.app import app
+
+    def check() -> bool:
+        replies = app.control.ping(timeout=0.5) or []
+        seen = {name.split("@")[0] for reply in replies for name in reply}
+        return all(n in seen for n in names)
+
+    return check
+
+
+def redis_answers(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+def ensure_redis(url: str) -> None:
+    """Start a local redis-server when none answers (the README's commands promise this)."""
+    if redis_answers(url):
+        return
+    if not shutil.which("redis-server"):
+        raise RuntimeError(f"no Redis answers at {url} and redis-server is not installed")
+    port = redis.connection.parse_url(url).get("port", 6379)
+    subprocess.run(["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"], check=True)
+    if not wait_for(lambda: redis_answers(url), timeout=10):
+        raise RuntimeError(f"started redis-server on port {port}, but {url} does not answer")
+
+
+@contextmanager
+def running(*services: Service, timeout: float = 90.0) -> Iterator[list[Service]]:
+    """Start services in order (each ready before the next), stop them all in reverse on exit."""
+    started: list[Service] = []
+    try:
+        for service in services:
+            started.append(service.start())
+            service.wait_ready(timeout)
+        yield started
+    finally:
+        for service in reversed(started):
+            service.stop()
