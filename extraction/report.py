@@ -10,11 +10,15 @@ forged wrapper and then writes the real one, the real one wins; of several real 
 last with content wins (models draft, then correct). Wrappers mentioned inside a closed think
 block do not count. An unclosed think block cannot be told apart from the answer, so its opening
 tag is treated as plain text and the last-real-wrapper rule decides.
+
+Every tag is found in one regex pass and later lookups bisect, so a reply stuffed with
+thousands of tags (a model echoing a hostile document) still parses in linear time.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 
 from pydantic import BaseModel
 
@@ -54,14 +58,14 @@ def parse_final_report(text: str | None, nonce: str) -> FinalReport | ReportFail
     """Find the job's final report in a model reply, or say precisely why there is none."""
     if text is None or not text.strip():
         return ReportFailure(reason="the reply was empty")
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    opens = [match for match in _OPEN.finditer(text) if _is_ours(match, nonce)]
-    thinking = think_spans(text, nonce)
-    visible = [match for match in opens if not _inside(match.start(), thinking)]
+    tags = _Tags(text.replace("\r\n", "\n").replace("\r", "\n"), nonce)
+    thinking = tags.think_spans()
+    thinking_starts = [start for start, _ in thinking]
+    visible = [opener for opener in tags.opens if not _inside(opener.start(), thinking, thinking_starts)]
     if not visible:
-        return ReportFailure(reason=_why_missing(text, nonce, opens))
+        return ReportFailure(reason=_why_missing(tags))
     for opener in reversed(visible):
-        report = _report_after(text, opener, nonce)
+        report = _report_after(tags, opener)
         if report.content:
             return report
     return ReportFailure(reason=f"the final-report wrapper {open_tag(nonce)} is empty")
@@ -72,85 +76,97 @@ def says_not_found(content: str) -> bool:
     return _NOT_FOUND.match(content) is not None
 
 
-# ---------------------------------------------------------------- think blocks
+# ---------------------------------------------------------------- the tags of one reply
 
 
-def think_spans(text: str, nonce: str) -> list[Span]:
-    """Character spans of closed think blocks, plus a leading reasoning run ended by a stray `</think>`.
+class _Tags:
+    """Every wrapper and think tag of a reply, found once; `*_after` lookups bisect."""
 
-    Chat templates that pre-fill `<think>` make the reply start with bare reasoning and a lone
-    closing tag; everything before it is thinking, unless that tag sits inside a real wrapper.
-    """
-    spans: list[Span] = []
-    position = 0
-    stray_close = _leading_stray_close(text, nonce)
-    if stray_close is not None:
-        spans.append((0, stray_close))
-        position = stray_close
-    while (opener := _THINK_OPEN.search(text, position)) is not None:
-        closer = _matching_think_close(text, opener)
-        if closer is None:  # unclosed: cannot tell where thinking ends, so treat the tag as text
-            position = opener.end()
-            continue
-        spans.append((opener.start(), closer))
-        position = closer
-    return spans
+    def __init__(self, text: str, nonce: str) -> None:
+        self.text, self.nonce = text, nonce
+        self.opens = [match for match in _OPEN.finditer(text) if _same_nonce(match, nonce)]
+        self.closes = [match for match in _CLOSE.finditer(text) if _same_nonce(match, nonce)]
+        self._close_starts = [match.start() for match in self.closes]
+        self._open_starts = [match.start() for match in self.opens]
+        self.think_opens = list(_THINK_OPEN.finditer(text))
+        self.think_closes = list(_THINK_CLOSE.finditer(text))
+        self._think_close_ends = {
+            name: [m.end() for m in self.think_closes if m.group("name").lower() == name] for name in ("think", "thinking")
+        }
+
+    def close_after(self, position: int) -> re.Match[str] | None:
+        """Our first closing tag starting at or after `position`."""
+        slot = bisect_left(self._close_starts, position)
+        return self.closes[slot] if slot < len(self.closes) else None
+
+    def open_after(self, position: int) -> int | None:
+        """Start of our first opening tag at or after `position`."""
+        slot = bisect_left(self._open_starts, position)
+        return self._open_starts[slot] if slot < len(self._open_starts) else None
+
+    def think_close_after(self, opener: re.Match[str]) -> int | None:
+        """End of the first closing tag of the same think element after `opener`."""
+        ends = self._think_close_ends[opener.group("name").lower()]
+        slot = bisect_right(ends, opener.end())  # tags never overlap, so this close starts after the opener
+        return ends[slot] if slot < len(ends) else None
+
+    def think_spans(self) -> list[Span]:
+        """Closed think blocks, plus a leading reasoning run ended by a stray `</think>`.
+
+        Chat templates that pre-fill `<think>` make the reply start with bare reasoning and a lone
+        closing tag; everything before it is thinking, unless that tag sits inside a real wrapper.
+        """
+        spans: list[Span] = []
+        position = self._leading_stray_close()
+        if position:
+            spans.append((0, position))
+        for opener in self.think_opens:
+            if opener.start() < position:
+                continue
+            closer = self.think_close_after(opener)
+            if closer is not None:  # an unclosed opener is left as plain text
+                spans.append((opener.start(), closer))
+                position = closer
+        return spans
+
+    def _leading_stray_close(self) -> int:
+        if not self.think_closes:
+            return 0
+        closer = self.think_closes[0]
+        if self.think_opens and self.think_opens[0].start() < closer.start():
+            return 0
+        return 0 if self._inside_closed_wrapper(closer.start()) else closer.end()
+
+    def _inside_closed_wrapper(self, position: int) -> bool:
+        """Whether our last opening tag before `position` is closed only after it."""
+        before = [opener for opener in self.opens if opener.start() < position]
+        closer = self.close_after(before[-1].end()) if before else None
+        return closer is not None and closer.start() >= position
 
 
-def _matching_think_close(text: str, opener: re.Match[str]) -> int | None:
-    name = opener.group("name").lower()
-    for closer in _THINK_CLOSE.finditer(text, opener.end()):
-        if closer.group("name").lower() == name:
-            return closer.end()
-    return None
+def _same_nonce(match: re.Match[str], nonce: str) -> bool:
+    return match.group("nonce").lower() == nonce.lower()
 
 
-def _leading_stray_close(text: str, nonce: str) -> int | None:
-    closer = _THINK_CLOSE.search(text)
-    if closer is None:
-        return None
-    opener = _THINK_OPEN.search(text)
-    if opener is not None and opener.start() < closer.start():
-        return None
-    if _inside_closed_wrapper(text, closer.start(), nonce):
-        return None
-    return closer.end()
-
-
-def _inside_closed_wrapper(text: str, position: int, nonce: str) -> bool:
-    for opener in _OPEN.finditer(text, 0, position):
-        if not _is_ours(opener, nonce):
-            continue
-        closer = _find_close(text, opener.end(), nonce)
-        if closer is not None and closer.start() >= position:
-            return True
-    return False
-
-
-def _inside(position: int, spans: list[Span]) -> bool:
-    return any(start <= position < end for start, end in spans)
+def _inside(position: int, spans: list[Span], starts: list[int]) -> bool:
+    """Whether `position` falls in one of the sorted, disjoint `spans` (whose `starts` are given)."""
+    slot = bisect_right(starts, position) - 1
+    return slot >= 0 and position < spans[slot][1]
 
 
 # ---------------------------------------------------------------- the wrapper's content
 
 
-def _is_ours(match: re.Match[str], nonce: str) -> bool:
-    return match.group("nonce").lower() == nonce.lower()
-
-
-def _find_close(text: str, start: int, nonce: str) -> re.Match[str] | None:
-    for closer in _CLOSE.finditer(text, start):
-        if _is_ours(closer, nonce):
-            return closer
-    return None
-
-
-def _report_after(text: str, opener: re.Match[str], nonce: str) -> FinalReport:
-    closer = _find_close(text, opener.end(), nonce)
-    if closer is None:
-        raw = _drop_partial_close(text[opener.end():], nonce)
+def _report_after(tags: _Tags, opener: re.Match[str]) -> FinalReport:
+    """The content after `opener`, up to our closing tag, else our next opening tag, else the end."""
+    closer = tags.close_after(opener.end())
+    next_open = tags.open_after(opener.end())
+    if closer is not None and (next_open is None or closer.start() < next_open):
+        raw = tags.text[opener.end(): closer.start()]
     else:
-        raw = text[opener.end(): closer.start()]
+        closer = None
+        end = len(tags.text) if next_open is None else next_open
+        raw = _drop_partial_close(tags.text[opener.end(): end], tags.nonce)
     content = clean_content(raw)
     return FinalReport(content=content, found=not says_not_found(content), closed=closer is not None)
 
@@ -172,8 +188,9 @@ def _drop_leading_think(content: str) -> str:
     opener = _THINK_OPEN.match(content)
     if opener is None:
         return content
-    closer = _matching_think_close(content, opener)
-    return content if closer is None else content[closer:].strip()
+    name = re.escape(opener.group("name"))
+    closer = re.compile(rf"<\s*/\s*{name}\s*>", re.IGNORECASE).search(content, opener.end())
+    return content if closer is None else content[closer.end():].strip()
 
 
 def _drop_partial_close(raw: str, nonce: str) -> str:
@@ -188,17 +205,17 @@ def _drop_partial_close(raw: str, nonce: str) -> str:
 # ---------------------------------------------------------------- failure reasons
 
 
-def _why_missing(text: str, nonce: str, ours: list[re.Match[str]]) -> str:
-    expected = open_tag(nonce)
-    if ours:
+def _why_missing(tags: _Tags) -> str:
+    expected = open_tag(tags.nonce)
+    if tags.opens:
         return f"the final-report wrapper {expected} appeared only inside a think block"
-    foreign = sorted({match.group("nonce") for match in _OPEN.finditer(text) if not _is_ours(match, nonce)})
+    foreign = sorted({m.group("nonce") for m in _OPEN.finditer(tags.text) if not _same_nonce(m, tags.nonce)})
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         return (
             f"only final-report wrappers with a foreign nonce were found ({shown}); they are ignored "
             f"because they may come from the document, not the model; expected {expected}"
         )
-    if _find_close(text, 0, nonce) is not None:
-        return f"found the closing tag {close_tag(nonce)} but no opening tag {expected}"
+    if tags.closes:
+        return f"found the closing tag {close_tag(tags.nonce)} but no opening tag {expected}"
     return f"no final-report wrapper {expected} in the reply"

@@ -98,13 +98,13 @@ OUTPUT FORMAT (required)
 
 
 def test_map_messages_system_is_the_seed_prompt_filled() -> None:
-    messages = map_messages(CTX, "repo a 10\nrepo b 3", chunk_index=1, chunk_total=3, overlap_percent=10)
+    messages = map_messages(CTX, "repo a 10\nrepo b 3", chunk_index=2, chunk_total=3, overlap_percent=10)
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[0]["content"] == EXPECTED_MAP_SYSTEM
 
 
 def test_map_user_message_carries_the_chunk_between_nonce_stamped_lines() -> None:
-    user = map_messages(CTX, "repo a 10\nrepo b 3", chunk_index=1, chunk_total=3, overlap_percent=10)[1]["content"]
+    user = map_messages(CTX, "repo a 10\nrepo b 3", chunk_index=2, chunk_total=3, overlap_percent=10)[1]["content"]
     assert user.endswith(
         "=== BEGIN DOCUMENT CHUNK 2 of 3 [0123456789abcdef] ===\n"
         "repo a 10\nrepo b 3\n"
@@ -138,7 +138,7 @@ def test_read_grep_messages_name_the_handle_as_filename() -> None:
 @pytest.mark.parametrize("template", [MAP_SYSTEM_TEMPLATE, REDUCE_SYSTEM_TEMPLATE, READ_GREP_SYSTEM_TEMPLATE])
 def test_every_placeholder_gets_filled(template: str) -> None:
     rendered = [
-        render_map_system(CTX, 0, 1, 10),
+        render_map_system(CTX, 1, 1, 10),
         reduce_messages(CTX, ["x"])[0]["content"],
         read_grep_messages(CTX, handle_filename="h", root="/r")[0]["content"],
     ]
@@ -148,28 +148,32 @@ def test_every_placeholder_gets_filled(template: str) -> None:
 
 def test_values_that_look_like_placeholders_are_not_expanded() -> None:
     sneaky = CTX.model_copy(update={"tool_args_json": '{"q": "<EXTRACT_INSTRUCTIONS> <NONCE>"}'})
-    system = render_map_system(sneaky, 0, 1, 0)
+    system = render_map_system(sneaky, 1, 1, 0)
     assert '- Arguments (verbatim JSON): {"q": "<EXTRACT_INSTRUCTIONS> <NONCE>"}' in system
     assert system.count("List repo names and star counts.") == 1
 
 
 def test_overlap_percent_keeps_fractions() -> None:
-    assert "- Overlap: 12.5%" in render_map_system(CTX, 0, 2, 12.5)
+    assert "- Overlap: 12.5%" in render_map_system(CTX, 1, 2, 12.5)
 
 
-@pytest.mark.parametrize(("index", "total"), [(3, 3), (-1, 3), (0, 0)])
-def test_chunk_index_is_0_based_and_checked(index: int, total: int) -> None:
+def test_chunk_index_is_1_based_up_to_the_total() -> None:
+    assert "- Index: 3 of 3" in render_map_system(CTX, 3, 3, 10)
+
+
+@pytest.mark.parametrize(("index", "total"), [(0, 3), (4, 3), (1, 0)])
+def test_chunk_index_out_of_range_is_refused(index: int, total: int) -> None:
     with pytest.raises(ValueError):
         render_map_system(CTX, index, total, 10)
 
 
-def test_reduce_needs_outputs() -> None:
-    with pytest.raises(ValueError):
-        reduce_messages(CTX, [])
+def test_reduce_without_outputs_gives_the_bare_prompt_for_measuring() -> None:
+    system = reduce_messages(CTX, [])[0]["content"]
+    assert "CHUNK OUTPUTS\n\n\nOUTPUT FORMAT (required)" in system
 
 
 def test_section_headers_appear_in_seed_order() -> None:
-    system = render_map_system(CTX, 0, 1, 10)
+    system = render_map_system(CTX, 1, 1, 10)
     headers = ["SOURCE TOOL", "DOCUMENT STATS", "CHUNK INFO", "WHAT TO EXTRACT", "OUTPUT FORMAT (required)"]
     positions = [system.index(f"\n{header}\n") for header in headers]
     assert positions == sorted(positions)

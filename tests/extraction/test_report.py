@@ -102,6 +102,9 @@ TORTURE = {
         ok("real"),
     ),
     "nested real wrappers": (f"{O}outer {O}inner{C}{C}", ok("inner")),
+    "an unclosed wrapper ends at the next real one": (f"{O}draft {O}", ok("draft", closed=False)),
+    "a run of bare opening tags is empty": (f"{O}{O}\n{O}", fail(f"the final-report wrapper {O} is empty")),
+    "unclosed then closed: the closed one is last": (f"{O}draft\n{O}final{C}", ok("final")),
     "empty content": (f"{O}   {C}", EMPTY),
     "empty unclosed wrapper": (f"{O}\n", EMPTY),
     "self-closing tag": (f"<ai-agent-{N}-FINAL/>", EMPTY),
@@ -168,3 +171,12 @@ def test_any_wrapped_content_round_trips_stripped(content: str) -> None:
     report = parse_final_report(wrap(nonce, content), nonce)
     assert isinstance(report, FinalReport)
     assert report.content == content.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+def test_a_reply_stuffed_with_tags_parses_in_linear_time() -> None:
+    import time
+
+    hostile = "<think>" * 20000 + "</thinking>" * 20000 + FO * 20000 + O * 20000 + f"{O}answer"
+    started = time.perf_counter()
+    assert parse_final_report(hostile, N) == ok("answer", closed=False)
+    assert time.perf_counter() - started < 5  # the quadratic version took minutes
