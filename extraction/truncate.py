@@ -36,7 +36,7 @@ def marker(cut_bytes: int) -> str:
 
 def min_budget(total_bytes: int) -> int:
     """The smallest budget that still leaves room for the marker of a `total_bytes` document."""
-    return len(marker(total_bytes).encode()) + 2
+    return len(marker(total_bytes).encode()) + 1
 
 
 def read_sizes(budget_bytes: int) -> tuple[int, int]:
@@ -54,14 +54,19 @@ def truncate_bytes(data: bytes, budget_bytes: int) -> str:
 def truncate_head_tail(head: bytes, tail: bytes, total_bytes: int, budget_bytes: int) -> str:
     """Top and bottom of a `total_bytes` document from its first (`head`) and last (`tail`) bytes.
 
-    A document within the budget comes back whole (decoded); `head` and `tail` must then cover it,
-    which they do when read with `read_sizes(budget_bytes)`.
+    A document within the budget comes back whole (decoded) when `head` and `tail` cover it, as
+    they do when read with `read_sizes(budget_bytes)`; if they leave a gap, the gap is reported
+    with the marker like any other cut rather than failing.
     """
-    if total_bytes <= budget_bytes:
+    if total_bytes <= budget_bytes and len(head) + len(tail) >= total_bytes:
         whole = _reassemble(head, tail, total_bytes).decode("utf-8", errors="replace")
         if len(whole.encode()) <= budget_bytes:
             return whole
-    room = budget_bytes - len(marker(total_bytes).encode())
+    return _cut_middle(head, tail, total_bytes, budget_bytes)
+
+
+def _cut_middle(head: bytes, tail: bytes, total_bytes: int, budget_bytes: int) -> str:
+    room = min(budget_bytes - len(marker(total_bytes).encode()), total_bytes - 1)  # head and tail never overlap
     if room <= 0:
         return marker(total_bytes).strip()
     head_text, head_used = _decode_prefix(head[: room // 2], room // 2)
@@ -76,12 +81,10 @@ def fallback_text(reason: str, body: str) -> str:
 
 
 def _reassemble(head: bytes, tail: bytes, total_bytes: int) -> bytes:
+    """The whole document from a prefix and a suffix that together cover it."""
     if len(head) >= total_bytes:
         return head[:total_bytes]
-    overlap = len(head) + len(tail) - total_bytes
-    if overlap < 0:
-        raise ValueError(f"head ({len(head)} B) and tail ({len(tail)} B) do not cover {total_bytes} bytes")
-    return head + tail[overlap:]
+    return head + tail[len(head) + len(tail) - total_bytes:]
 
 
 def _decode_prefix(raw: bytes, limit: int) -> tuple[str, int]:

@@ -44,7 +44,20 @@ def test_over_budget_keeps_top_and_bottom_with_the_cut_counted() -> None:
 
 def test_marker_bytes_count_against_the_budget() -> None:
     assert marker(153) == "\n\n[... 153 bytes truncated ...]\n\n"
-    assert min_budget(200) == len(marker(200).encode()) + 2
+    assert min_budget(200) == len(marker(200).encode()) + 1
+
+
+@pytest.mark.parametrize("extra", [-1, 0, 1, 2])
+def test_budgets_around_the_marker_size(extra: int) -> None:
+    data = "é".encode() * 100
+    budget = min_budget(len(data)) + extra
+    result = truncate_bytes(data, budget)
+    if extra < 0:
+        assert result == marker(len(data)).strip()
+    else:
+        assert len(result.encode()) <= budget and "\ufffd" not in result
+        head, cut, tail = split_at_marker(result)
+        assert len(head.encode()) + cut + len(tail.encode()) == len(data)
 
 
 def test_multi_byte_characters_are_never_split() -> None:
@@ -66,10 +79,23 @@ def test_works_from_head_and_tail_only_for_a_huge_document() -> None:
     assert len(result.encode()) <= 1000
 
 
-def test_head_and_tail_must_cover_a_document_within_budget() -> None:
+def test_overlapping_head_and_tail_of_a_small_document_reassemble_it() -> None:
     assert truncate_head_tail(b"abcd", b"cdef", 6, 10) == "abcdef"
-    with pytest.raises(ValueError):
-        truncate_head_tail(b"ab", b"ef", 6, 10)
+
+
+def test_a_gap_between_head_and_tail_is_reported_as_cut() -> None:
+    data = bytes(range(97, 97 + 26)) * 4  # 104 bytes, budget 104, but byte 52 was never read
+    result = truncate_head_tail(data[:52], data[53:], 104, 104)
+    head, cut, tail = split_at_marker(result)
+    assert data.decode().startswith(head) and data.decode().endswith(tail)
+    assert len(head) + cut + len(tail) == 104 and cut >= 1
+    assert len(result.encode()) <= 104
+
+
+def test_invalid_bytes_in_a_tiny_document_never_overlap_head_and_tail() -> None:
+    result = truncate_bytes(b"\xff" * 30, 40)  # 30 bytes decode to 90: must be cut, not doubled
+    head, cut, tail = split_at_marker(result)
+    assert len(head) + cut + len(tail) == 30 and cut >= 1
 
 
 def test_invalid_utf8_still_fits_the_budget() -> None:
