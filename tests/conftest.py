@@ -8,4 +8,4 @@ from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
 
 ensure_offline_encodings()
 
-pytest_plugins = ["tests.fixtures.redis"]
+pytest_plugins = ["tests.fixtures.redis", "tests.fixtures.api_server"]

@@ -1,0 +1,50 @@
+"""The FastAPI application factory: `uvicorn --factory api.app:create_app`.
+
+There is deliberately no module-level `app`: settings come from the environment when the app is
+built, and tests build apps with their own settings. The lifespan opens Redis and the blob store
+once per process and runs the idle-session sweeper in the background.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from fastapi import FastAPI
+
+from api.errors import install_error_handlers
+from api.lifecycle import SWEEP_INTERVAL_SECONDS, build_services, sweep_forever
+from api.metrics import Metrics, MetricsMiddleware
+from api.routers import extractions, health, outputs, sessions
+from infra.settings import Settings, get_settings
+
+def create_app(settings: Settings | None = None, *, sweep_interval: float = SWEEP_INTERVAL_SECONDS) -> FastAPI:
+    settings = settings or get_settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        services = build_services(settings)
+        app.state.services = services
+        sweeper = asyncio.create_task(sweep_forever(services, sweep_interval), name="toolout-session-sweeper")
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+            services.redis.close()
+
+    app = FastAPI(
+        title="toolout",
+        summary="Store oversized tool outputs and extract what the agent needs from them.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.metrics = Metrics()
+    app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    install_error_handlers(app)
+    for module in (sessions, outputs, extractions, health):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,103 @@
+"""Request dependencies, full-stack-fastapi-template style: `Annotated` aliases routes declare by type.
+
+Everything a route touches (settings, stores, the job submitter, the worker ping, the tenant) comes
+through here, so tests swap one function via `app.dependency_overrides` and later changes (API keys
+instead of the constant tenant, a different dispatcher) stay local to this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import redis
+from fastapi import Depends, Request
+
+from api.metrics import Metrics
+from infra.blobstore import BlobStore
+from infra.errors import BackendUnavailable
+from infra.jobstore import JobStore
+from infra.records import DEFAULT_TENANT, RecordStore
+from infra.settings import Settings
+
+Submitter = Callable[[str], None]
+"""Hands a created job id to the workers; raises `BackendUnavailable` when the broker is down."""
+
+WorkerPing = Callable[[], list[Any]]
+"""Asks the Celery workers to answer; returns one entry per worker that did (empty when none)."""
+
+
+@dataclass
+class Services:
+    """The long-lived clients the lifespan builds once per process and every request shares."""
+
+    settings: Settings
+    redis: redis.Redis
+    records: RecordStore
+    jobs: JobStore
+    blobs: BlobStore
+
+
+def get_services(request: Request) -> Services:
+    return request.app.state.services
+
+
+def get_settings(services: Annotated[Services, Depends(get_services)]) -> Settings:
+    return services.settings
+
+
+def get_records(services: Annotated[Services, Depends(get_services)]) -> RecordStore:
+    return services.records
+
+
+def get_jobs(services: Annotated[Services, Depends(get_services)]) -> JobStore:
+    return services.jobs
+
+
+def get_blobs(services: Annotated[Services, Depends(get_services)]) -> BlobStore:
+    return services.blobs
+
+
+def get_metrics(request: Request) -> Metrics:
+    return request.app.state.metrics
+
+
+def get_tenant() -> str:
+    """Who is calling. Always the dev tenant until API keys land; only this function will change."""
+    return DEFAULT_TENANT
+
+
+def submit_with_celery(job_id: str) -> None:
+    """The production submitter; imported lazily so the API starts (and tests run) without `workers`."""
+    try:
+        from workers.dispatch import submit_extraction
+    except ImportError as exc:
+        raise BackendUnavailable("the job dispatcher is not installed", backend="broker") from exc
+    submit_extraction(job_id)
+
+
+def get_submitter() -> Submitter:
+    return submit_with_celery
+
+
+def ping_celery_workers() -> list[Any]:
+    """Replies of live workers within one second; an import or broker failure means nobody answered."""
+    from workers.app import app as celery_app
+
+    return list(celery_app.control.ping(timeout=1) or [])
+
+
+def get_worker_ping() -> WorkerPing:
+    return ping_celery_workers
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+SettingsDep = Annotated[Settings, Depends(get_settings)]
+RecordsDep = Annotated[RecordStore, Depends(get_records)]
+JobsDep = Annotated[JobStore, Depends(get_jobs)]
+BlobsDep = Annotated[BlobStore, Depends(get_blobs)]
+SubmitterDep = Annotated[Submitter, Depends(get_submitter)]
+WorkerPingDep = Annotated[WorkerPing, Depends(get_worker_ping)]
+MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+Tenant = Annotated[str, Depends(get_tenant)]

@@ -1,0 +1,136 @@
+"""The one place our error tree (and FastAPI's own errors) becomes HTTP.
+
+Every error response has the same body, `{"error": {"code", "message", "details"}}`, so SDK and MCP
+clients parse one shape. Client mistakes are always 4xx: validation problems are 422, our
+`InvalidInput` family 400 (413 for uploads over the limit, 416 for unsatisfiable ranges), and only
+an exception we did not raise on purpose becomes a logged 500 that reveals nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from extraction.errors import Conflict, InvalidInput, NotFound, PatternError, PayloadTooLarge, ToolOutError
+from infra.errors import BackendUnavailable
+
+log = logging.getLogger("toolout.api")
+
+RETRY_AFTER_SECONDS = 5
+
+
+class RangeNotSatisfiable(InvalidInput):
+    """A `Range` header asked for bytes the stored output does not have."""
+
+    code = "range_not_satisfiable"
+
+
+_STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
+    RangeNotSatisfiable: 416,
+    PayloadTooLarge: 413,
+    PatternError: 400,
+    InvalidInput: 400,
+    NotFound: 404,
+    Conflict: 409,
+    BackendUnavailable: 503,
+}
+
+_CODE_BY_HTTP_STATUS = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(error_body(code, message, details), status_code=status, headers=headers)
+
+
+def status_for(exc: ToolOutError) -> int:
+    """The most specific class in the error's MRO decides; anything unlisted is our fault (500)."""
+    for cls in type(exc).__mro__:
+        if cls in _STATUS_BY_ERROR:
+            return _STATUS_BY_ERROR[cls]
+    return 500
+
+
+def _headers_for(exc: ToolOutError, status: int) -> dict[str, str] | None:
+    if status == 503:
+        return {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    if status == 416 and "size" in exc.details:
+        return {"Content-Range": f"bytes */{exc.details['size']}"}
+    return None
+
+
+def _toolout_error(exc: ToolOutError) -> JSONResponse:
+    status = status_for(exc)
+    if status >= 500:
+        log.error("%s: %s %s", exc.code, exc.message, exc.details)
+    if status == 500:
+        return error_response(500, exc.code, "internal error")
+    return error_response(status, exc.code, exc.message, _jsonable(exc.details), _headers_for(exc, status))
+
+
+def _validation_error(exc: RequestValidationError) -> JSONResponse:
+    errors = [_clean_error(err) for err in exc.errors()]
+    first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+    where = ".".join(str(part) for part in first["loc"])
+    message = f"{where}: {first['msg']}" if where else first["msg"]
+    return error_response(422, "validation_error", message, {"errors": errors})
+
+
+def _clean_error(err: dict[str, Any]) -> dict[str, Any]:
+    """Only loc/msg/type: `input` may be raw bytes and `ctx` may hold exception objects."""
+    return {"loc": list(err.get("loc", ())), "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
+
+
+def _http_error(exc: StarletteHTTPException) -> JSONResponse:
+    code = _CODE_BY_HTTP_STATUS.get(exc.status_code, "http_error")
+    return error_response(exc.status_code, code, str(exc.detail), headers=exc.headers)
+
+
+def _jsonable(details: dict[str, Any]) -> dict[str, Any]:
+    return {key: value if isinstance(value, (str, int, float, bool, type(None), list, dict)) else str(value) for key, value in details.items()}
+
+
+async def handle_error(request: Request, exc: Exception) -> JSONResponse:
+    """The single mapping, registered for every exception family FastAPI can route to a handler."""
+    if isinstance(exc, ToolOutError):
+        return _toolout_error(exc)
+    if isinstance(exc, RequestValidationError):
+        return _validation_error(exc)
+    if isinstance(exc, StarletteHTTPException):
+        return _http_error(exc)
+    # No logging here: Starlette re-raises after this response, and the server logs the traceback.
+    return error_response(500, "internal_error", "internal error")
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries documenting the error shape for the given statuses."""
+    example = error_body("code", "what went wrong", {"field": "context"})
+    return {status: {"description": "error", "content": {"application/json": {"example": example}}} for status in statuses}
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    for family in (ToolOutError, RequestValidationError, StarletteHTTPException, Exception):
+        app.add_exception_handler(family, handle_error)
+
+
+def validation_error(loc: Sequence[str | int], msg: str, kind: str = "value_error") -> RequestValidationError:
+    """A 422 for checks that depend on settings or raw headers, shaped like pydantic's own."""
+    return RequestValidationError([{"loc": tuple(loc), "msg": msg, "type": kind}])

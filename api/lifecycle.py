@@ -1,0 +1,64 @@
+"""Building the shared services, and removing sessions (on DELETE and when they sit idle too long).
+
+A session owns three kinds of state in two systems: blobs under `sessions/<id>/`, job records and
+output/session records in Redis. `purge_session` removes them in that order, so a failure half-way
+leaves the session record in place and the next DELETE or sweep finishes the job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from starlette.concurrency import run_in_threadpool
+
+from api.deps import Services
+from infra.blobstore import open_blob_store_from_settings
+from infra.jobstore import JobStore
+from infra.records import RecordStore, session_prefix
+from infra.redis_client import connect
+from infra.settings import Settings
+
+log = logging.getLogger("toolout.api.sweeper")
+
+SWEEP_INTERVAL_SECONDS = 60.0
+
+
+def build_services(settings: Settings) -> Services:
+    client = connect(settings.redis_url)
+    return Services(
+        settings=settings,
+        redis=client,
+        records=RecordStore(client, session_ttl_seconds=settings.session_ttl_seconds),
+        jobs=JobStore(client, ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds),
+        blobs=open_blob_store_from_settings(settings),
+    )
+
+
+def purge_session(services: Services, session_id: str) -> None:
+    """Delete a session's blobs, then its jobs, then its records (the last step is what makes it gone)."""
+    services.blobs.delete_prefix(session_prefix(session_id))
+    services.jobs.delete(services.records.session_job_ids(session_id))
+    services.records.drop_session_records(session_id)
+
+
+def sweep_idle_sessions(services: Services, *, batch: int = 100) -> int:
+    """Purge every session idle past its TTL; returns how many went. Safe to run on many replicas."""
+    swept = 0
+    while ids := services.records.idle_sessions(limit=batch):
+        for session_id in ids:
+            purge_session(services, session_id)
+        swept += len(ids)
+    if swept:
+        log.info("swept %d idle session(s)", swept)
+    return swept
+
+
+async def sweep_forever(services: Services, interval: float = SWEEP_INTERVAL_SECONDS) -> None:
+    """The lifespan's background task: one sweep per interval; a failed sweep is logged, not fatal."""
+    while True:
+        try:
+            await run_in_threadpool(sweep_idle_sessions, services)
+        except Exception:  # noqa: BLE001 - Redis or the blob store may be down; try again next round
+            log.exception("session sweep failed")
+        await asyncio.sleep(interval)

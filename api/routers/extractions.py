@@ -1,0 +1,117 @@
+"""Extraction jobs: create (202 + Location), poll (optionally long-poll), cancel.
+
+The job record in Redis (`infra.jobstore`) is the truth the API reports; Celery only carries the
+job id. A job is written before it is submitted, so a fast worker always finds it, and a submit
+that fails marks it failed, so no job stays queued forever without a task behind it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response, status
+from starlette.concurrency import run_in_threadpool
+
+from api.deps import JobsDep, MetricsDep, RecordsDep, SettingsDep, SubmitterDep, Tenant
+from api.errors import error_responses, validation_error
+from api.routers import API_PREFIX
+from api.schemas import ExtractionRequest, JobView, job_view
+from extraction.errors import Conflict, NotFound
+from extraction.nonce import new_nonce
+from extraction.results import unknown_handle_text
+from infra.errors import BackendUnavailable
+from infra.jobstore import JobRecord, JobStatus, JobStore
+from infra.records import OutputRecord, RecordStore, new_id
+
+router = APIRouter(prefix=f"{API_PREFIX}/extractions", tags=["extractions"])
+
+POLL_INTERVAL_SECONDS = 0.1
+
+
+def _live_output(records: RecordStore, handle: str, tenant: str) -> OutputRecord:
+    """The output, if it and its session still exist; otherwise a 404 carrying the agent-facing text."""
+    try:
+        record = records.get_output(handle, tenant)
+        records.get_session(record.session_id, tenant)
+    except NotFound:
+        raise NotFound(f"no stored output with handle {handle!r}", handle=handle, tool_result=unknown_handle_text(handle)) from None
+    return record
+
+
+def _new_job(output: OutputRecord, body: ExtractionRequest) -> JobRecord:
+    return JobRecord(
+        id=new_id(),
+        session_id=output.session_id,
+        tenant=output.tenant,
+        handle=output.handle,
+        tool_name=output.tool_name,
+        extract=body.extract,
+        mode_requested=str(body.mode),
+        nonce=new_nonce(),
+    )
+
+
+def _submit(jobs: JobStore, submit: Any, job: JobRecord) -> None:
+    try:
+        submit(job.id)
+    except BackendUnavailable as exc:
+        jobs.finish(job.id, JobStatus.FAILED, error=f"could not queue the job: {exc.message}")
+        raise
+
+
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=JobView, responses=error_responses(404, 422, 503))
+def create_extraction(
+    body: ExtractionRequest, records: RecordsDep, jobs: JobsDep, submit: SubmitterDep, settings: SettingsDep, metrics: MetricsDep, tenant: Tenant, response: Response
+) -> Any:
+    """Start extracting `extract` from the output under `handle` (the `tool_output` tool call)."""
+    if len(body.extract) > settings.max_extract_chars:
+        raise validation_error(("body", "extract"), f"at most {settings.max_extract_chars} characters", "string_too_long")
+    job = jobs.create(_new_job(_live_output(records, str(body.handle), tenant), body))
+    _submit(jobs, submit, job)
+    metrics.jobs_submitted.inc()
+    response.headers["Location"] = f"/v1/extractions/{job.id}"
+    response.headers["Retry-After"] = "1"
+    return job_view(job)
+
+
+@router.get("/{job_id}", response_model=JobView, responses=error_responses(404, 422))
+async def get_extraction(
+    job_id: uuid.UUID,
+    request: Request,
+    jobs: JobsDep,
+    settings: SettingsDep,
+    tenant: Tenant,
+    response: Response,
+    wait: Annotated[float, Query(ge=0, description="seconds to wait for the job to finish (long poll)")] = 0,
+) -> Any:
+    """The job; with `wait=N` the answer comes when it finishes or after N seconds, whichever is first."""
+    if wait > settings.max_wait_seconds:
+        raise validation_error(("query", "wait"), f"at most {settings.max_wait_seconds} seconds", "less_than_equal")
+    job = await _wait_for_terminal(jobs, str(job_id), tenant, wait, request)
+    if not job.status.terminal:
+        response.headers["Retry-After"] = "1"
+    return job_view(job)
+
+
+async def _wait_for_terminal(jobs: JobStore, job_id: str, tenant: str, wait: float, request: Request) -> JobRecord:
+    """Poll the record every ~100 ms without holding a thread; stop early if the client went away."""
+    deadline = time.monotonic() + wait
+    while True:
+        job = await run_in_threadpool(jobs.get, job_id, tenant)
+        if job.status.terminal or time.monotonic() >= deadline or await request.is_disconnected():
+            return job
+        await asyncio.sleep(min(POLL_INTERVAL_SECONDS, max(deadline - time.monotonic(), 0)))
+
+
+@router.post("/{job_id}/cancel", response_model=JobView, responses=error_responses(404, 409, 422))
+def cancel_extraction(job_id: uuid.UUID, jobs: JobsDep, tenant: Tenant) -> Any:
+    """Cancel a live job (idempotent); a job that already finished otherwise is a 409."""
+    job = jobs.get(str(job_id), tenant)
+    if not jobs.cancel(job.id):
+        job = jobs.get(job.id, tenant)
+        if job.status is not JobStatus.CANCELED:
+            raise Conflict(f"extraction {job.id} already finished as {job.status.value}", job_id=job.id, status=job.status.value)
+    return job_view(jobs.get(job.id, tenant))

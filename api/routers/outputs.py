@@ -1,0 +1,174 @@
+"""Stored tool outputs: upload (streamed), metadata, ranged content, delete.
+
+An upload is measured while it streams to a spool file (`api.ingest`) and then handed to the blob
+store with `put_file`, so a 1 GB output costs bounded memory. The answer carries the exact
+too-large text (seed 002 §2a) the agent framework shows the model in place of the output.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
+from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from api.deps import BlobsDep, MetricsDep, RecordsDep, Services, ServicesDep, SettingsDep, Tenant
+from api.errors import error_responses, validation_error
+from api.ingest import Spooled, UploadMeta, output_blob_keys, spool, spool_dir, store_output, too_large
+from api.ranges import parse_range
+from api.routers import API_PREFIX
+from api.schemas import InlineResult, OutputView, StorePolicy, UploadResult, output_links, output_view
+from extraction.errors import InvalidInput
+from extraction.oversize import is_oversized, too_large_message
+from infra.records import SessionRecord
+
+router = APIRouter(prefix=API_PREFIX, tags=["outputs"])
+
+MAX_TOOL_NAME_CHARS = 256
+MAX_CONTENT_TYPE_CHARS = 256
+DEFAULT_CONTENT_TYPE = "text/plain"
+
+_RAW_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "The raw tool output, streamed (chunked transfer is fine).",
+        "content": {"text/plain": {"schema": {"type": "string"}}, "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+    }
+}
+
+
+def _header_text(value: str) -> str:
+    """Headers arrive as latin-1; recover UTF-8 a client sent raw (e.g. a tool name in Japanese)."""
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
+def _tool_name(header: str | None, query: str | None) -> str:
+    name = (_header_text(header) if header is not None else query or "").strip()
+    loc = ("header", "x-tool-name") if header is not None else ("query", "tool_name")
+    if len(name) > MAX_TOOL_NAME_CHARS:
+        raise validation_error(loc, f"at most {MAX_TOOL_NAME_CHARS} characters", "string_too_long")
+    return name or "unknown"
+
+
+def _tool_args(header: str | None, query: str | None) -> str:
+    """The arguments stay verbatim (the prompts quote them), but they must be JSON."""
+    args, loc = (_header_text(header), ("header", "x-tool-args")) if header is not None else (query, ("query", "tool_args"))
+    if args is None or not args.strip():
+        return "{}"
+    try:
+        json.loads(args)
+    except ValueError as exc:
+        raise validation_error(loc, f"must be valid JSON (the tool's arguments verbatim): {exc}", "json_invalid") from exc
+    return args
+
+
+def upload_meta(
+    x_tool_name: Annotated[str | None, Header(description="the tool that produced the output")] = None,
+    x_tool_args: Annotated[str | None, Header(description="the tool's arguments, verbatim JSON")] = None,
+    content_type: Annotated[str | None, Header()] = None,
+    tool_name: Annotated[str | None, Query(description="alternative to X-Tool-Name")] = None,
+    tool_args: Annotated[str | None, Query(description="alternative to X-Tool-Args")] = None,
+) -> UploadMeta:
+    """Headers win over query parameters; both are optional."""
+    kind = (content_type or DEFAULT_CONTENT_TYPE).strip()[:MAX_CONTENT_TYPE_CHARS] or DEFAULT_CONTENT_TYPE
+    return UploadMeta(tool_name=_tool_name(x_tool_name, tool_name), tool_args=_tool_args(x_tool_args, tool_args), content_type=kind)
+
+
+def _check_declared_length(request: Request, limit: int) -> None:
+    """Refuse before reading a byte when Content-Length already says the body is too big."""
+    declared = request.headers.get("content-length")
+    if declared is None:
+        return
+    if not declared.strip().isdigit():
+        raise InvalidInput("Content-Length must be a non-negative integer", content_length=declared)
+    if int(declared) > limit:
+        raise too_large(limit, content_length=int(declared))
+
+
+@router.post(
+    "/sessions/{session_id}/outputs",
+    status_code=status.HTTP_201_CREATED,
+    response_model=UploadResult,
+    responses={200: {"model": InlineResult, "description": "store=if_oversized and the output fits"}, **error_responses(400, 404, 413, 422, 503)},
+    openapi_extra=_RAW_BODY,
+)
+async def upload_output(
+    session_id: uuid.UUID,
+    request: Request,
+    services: ServicesDep,
+    metrics: MetricsDep,
+    tenant: Tenant,
+    meta: Annotated[UploadMeta, Depends(upload_meta)],
+    store: Annotated[StorePolicy, Query(description="always, or only when the output is oversized")] = "always",
+) -> Any:
+    """Store one tool output (the raw body) in the session and measure it."""
+    settings = services.settings
+    _check_declared_length(request, settings.max_upload_bytes)
+    session = await run_in_threadpool(services.records.get_session, str(session_id), tenant)
+    spooled = await spool(request.stream(), directory=spool_dir(settings), limit=settings.max_upload_bytes, encoding=settings.tokenizer_encoding)
+    metrics.upload_bytes.inc(spooled.size)
+    try:
+        return await run_in_threadpool(_finish_upload, services, session, meta, spooled, store)
+    finally:
+        spooled.path.unlink(missing_ok=True)
+
+
+def _finish_upload(services: Services, session: SessionRecord, meta: UploadMeta, spooled: Spooled, store: StorePolicy) -> Any:
+    """Inline answer for a small output under `store=if_oversized`; otherwise store it and answer 201."""
+    settings, stats = services.settings, spooled.measured.stats
+    oversized = is_oversized(stats, max_bytes=settings.tool_response_max_bytes, budget_tokens=settings.context_budget_tokens)
+    if store == "if_oversized" and not oversized:
+        content = spooled.path.read_bytes().decode("utf-8", errors="replace")
+        return JSONResponse(InlineResult(**stats.model_dump(), content=content).model_dump(), status_code=status.HTTP_200_OK)
+    record = store_output(services.blobs, services.records, session, meta, spooled)
+    message = too_large_message(stats, record.handle) if oversized else None
+    links = output_links(record.handle, session.id)
+    return UploadResult(**stats.model_dump(), handle=record.handle, session_id=session.id, oversized=oversized, message=message, links=links)
+
+
+@router.get("/outputs/{handle}", response_model=OutputView, responses=error_responses(404, 422))
+def get_output(handle: uuid.UUID, records: RecordsDep, tenant: Tenant) -> OutputView:
+    """What is stored under a handle: origin, stats, links (no content)."""
+    return output_view(records.get_output(str(handle), tenant))
+
+
+@router.get(
+    "/outputs/{handle}/content",
+    response_class=StreamingResponse,
+    responses={200: {"description": "the whole output"}, 206: {"description": "the requested byte range"}, **error_responses(404, 416, 422)},
+)
+def get_content(
+    handle: uuid.UUID,
+    records: RecordsDep,
+    blobs: BlobsDep,
+    settings: SettingsDep,
+    tenant: Tenant,
+    byte_range: Annotated[str | None, Header(alias="Range", description="one range: bytes=a-b, bytes=a- or bytes=-n")] = None,
+) -> StreamingResponse:
+    """The raw bytes, streamed from the blob store; a single byte range gives a 206."""
+    record = records.get_output(str(handle), tenant)
+    size = blobs.size(record.blob_key)
+    span = parse_range(byte_range, size)
+    records.touch(record.session_id)
+    start, end = span or (0, size)
+    headers = {"Accept-Ranges": "bytes", "Content-Length": str(end - start), "ETag": f'"{record.stats.sha256}"'}
+    if span is not None:
+        headers["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
+    body = blobs.iter_range(record.blob_key, start, end, block_size=settings.blob_read_block_bytes)
+    return StreamingResponse(body, status_code=206 if span else 200, media_type=record.content_type, headers=headers)
+
+
+@router.delete("/outputs/{handle}", status_code=status.HTTP_204_NO_CONTENT, responses=error_responses(404, 422))
+def delete_output(handle: uuid.UUID, records: RecordsDep, blobs: BlobsDep, tenant: Tenant) -> Response:
+    """Remove one output: its blobs first, so a failure leaves a record a retry can still find."""
+    record = records.get_output(str(handle), tenant)
+    for key in output_blob_keys(record):
+        blobs.delete(key)
+    records.delete_output(record)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

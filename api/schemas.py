@@ -1,0 +1,143 @@
+"""Request and response bodies of the HTTP API (what `/docs` shows).
+
+Views are built from the `infra` records rather than returning them as they are, so storage fields
+the client must not see (a job's nonce, blob keys) never leak, and every view carries `links` the
+client can follow instead of building URLs itself.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
+
+from extraction.routing import Mode
+from infra.jobstore import JobRecord
+from infra.records import OutputRecord, SessionRecord
+
+Links = dict[str, str]
+StorePolicy = Literal["always", "if_oversized"]
+
+
+# --- sessions ---------------------------------------------------------------------------------
+class SessionView(BaseModel):
+    id: str
+    tenant: str
+    created_at: float
+    last_used_at: float
+    expires_at: float = Field(description="when the session is swept if it stays idle")
+    outputs: list[str] = Field(default_factory=list, description="handles stored in the session")
+    links: Links
+
+
+def session_view(record: SessionRecord, *, ttl_seconds: int, outputs: list[str] | None = None) -> SessionView:
+    base = f"/v1/sessions/{record.id}"
+    return SessionView(
+        **record.model_dump(),
+        expires_at=record.last_used_at + ttl_seconds,
+        outputs=outputs or [],
+        links={"self": base, "outputs": f"{base}/outputs", "extractions": f"{base}/extractions"},
+    )
+
+
+# --- outputs ----------------------------------------------------------------------------------
+class StatsView(BaseModel):
+    """The document statistics, flattened into the upload and metadata answers."""
+
+    bytes: int
+    lines: int
+    tokens: int
+    avg_line_bytes: float
+    sha256: str
+    invalid_utf8: Any = Field(description="whether (or how often) the bytes are not valid UTF-8")
+    encoding: str = Field(description="the tokenizer encoding `tokens` was counted with")
+
+
+class UploadResult(StatsView):
+    """A stored output: the handle to extract from, and the exact too-large text to show the model."""
+
+    stored: Literal[True] = True
+    handle: str
+    session_id: str
+    oversized: bool
+    message: str | None = Field(description="seed 002 §2a text when oversized: hand it to the model as the tool result")
+    links: Links
+
+
+class InlineResult(StatsView):
+    """`store=if_oversized` and the output fits: nothing stored, the content comes straight back."""
+
+    stored: Literal[False] = False
+    oversized: Literal[False] = False
+    content: str
+
+
+class OutputView(StatsView):
+    handle: str
+    session_id: str
+    tool_name: str
+    tool_args: str = Field(description="the tool's arguments, verbatim JSON")
+    content_type: str
+    created_at: float
+    links: Links
+
+
+def output_links(handle: str, session_id: str) -> Links:
+    return {"self": f"/v1/outputs/{handle}", "content": f"/v1/outputs/{handle}/content", "session": f"/v1/sessions/{session_id}"}
+
+
+def output_view(record: OutputRecord) -> OutputView:
+    return OutputView(
+        **record.stats.model_dump(),
+        handle=record.handle,
+        session_id=record.session_id,
+        tool_name=record.tool_name,
+        tool_args=record.tool_args,
+        content_type=record.content_type,
+        created_at=record.created_at,
+        links=output_links(record.handle, record.session_id),
+    )
+
+
+# --- extractions ------------------------------------------------------------------------------
+class ExtractionRequest(BaseModel):
+    """The `tool_output` tool call (seed 002 §2b), sent as the JSON body. Length is checked per settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    handle: uuid.UUID = Field(description="UUID handle from the too-large message")
+    extract: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] = Field(
+        description="precise instructions about what to extract (blank is refused)"
+    )
+    mode: Mode = Field(Mode.AUTO, description="auto | full-chunked | read-grep | truncate")
+
+
+_JOB_FIELDS: dict[str, Any] = {name: (field.annotation, field) for name, field in JobRecord.model_fields.items() if name != "nonce"}
+
+JobView = create_model(
+    "JobView",
+    __doc__="An extraction job as clients see it: the job record without its nonce, plus links.",
+    **_JOB_FIELDS,
+    links=(Links, ...),
+)
+
+
+def job_view(record: JobRecord) -> Any:
+    links = {"self": f"/v1/extractions/{record.id}", "cancel": f"/v1/extractions/{record.id}/cancel", "output": f"/v1/outputs/{record.handle}"}
+    return JobView(**record.model_dump(exclude={"nonce"}), links=links)
+
+
+class JobList(BaseModel):
+    items: list[JobView]  # type: ignore[valid-type]
+
+
+# --- health -----------------------------------------------------------------------------------
+class Check(BaseModel):
+    ok: bool
+    detail: str
+
+
+class Readiness(BaseModel):
+    status: Literal["ready"]
+    checks: dict[str, Check]

@@ -1,0 +1,80 @@
+"""Fixtures for the API tests: an in-process client for validation cases, real servers for the rest.
+
+`start_server` / `store_server` are parametrized over the local and the S3 (moto) blob store, so
+every test that touches blobs runs against both.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from tests.fixtures.api_server import ApiServer, RecordingSubmitter, WorkerPingStub, api_settings, build_test_app, serve_api
+from tests.fixtures.s3 import TEST_MULTIPART_BYTES, s3_bucket, s3_endpoint_url, s3_options  # noqa: F401
+
+
+@dataclass
+class InProcess:
+    app: FastAPI
+    client: TestClient
+    submitter: RecordingSubmitter
+    worker_ping: WorkerPingStub
+
+
+@pytest.fixture()
+def inproc(redis_client: Any, redis_url: str) -> Iterator[InProcess]:
+    """The app with its lifespan running, an in-memory blob store and stubbed submitter/ping.
+
+    `raise_server_exceptions=False` so a 500 is seen as the client would see it.
+    """
+    submitter, ping = RecordingSubmitter(), WorkerPingStub()
+    app = build_test_app(api_settings(redis_url, "memory://", max_extract_chars=100), submitter, ping)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        yield InProcess(app, client, submitter, ping)
+
+
+@pytest.fixture()
+def client(inproc: InProcess) -> TestClient:
+    return inproc.client
+
+
+@pytest.fixture(params=["local", "s3"])
+def store_settings(request: pytest.FixtureRequest, local_blob_url: str) -> dict[str, Any]:
+    """Settings naming a local blob root under tmp_path, or a fresh prefix in the moto S3 bucket."""
+    if request.param == "local":
+        return {"blob_store": local_blob_url}
+    bucket, options = request.getfixturevalue("s3_bucket"), request.getfixturevalue("s3_options")
+    return {
+        "blob_store": f"s3://{bucket}/api-{uuid.uuid4().hex[:12]}",
+        "s3_endpoint_url": options["endpoint_url"],
+        "s3_access_key_id": options["access_key_id"],
+        "s3_secret_access_key": options["secret_access_key"],
+        "s3_region": options["region"],
+        "s3_multipart_threshold_bytes": TEST_MULTIPART_BYTES,
+        "s3_multipart_chunk_bytes": TEST_MULTIPART_BYTES,
+    }
+
+
+@pytest.fixture()
+def start_server(redis_client: Any, redis_url: str, store_settings: dict[str, Any]) -> Iterator[Callable[..., ApiServer]]:
+    """`start_server(app_options=None, **setting_overrides)` runs the API over HTTP on the parametrized blob store."""
+    with ExitStack() as stack:
+
+        def start(app_options: dict[str, Any] | None = None, **overrides: Any) -> ApiServer:
+            merged = {**store_settings, **overrides}
+            settings = api_settings(redis_url, merged.pop("blob_store"), **merged)
+            return stack.enter_context(serve_api(settings, **(app_options or {})))
+
+        yield start
+
+
+@pytest.fixture()
+def store_server(start_server: Callable[..., ApiServer]) -> ApiServer:
+    return start_server()

@@ -1,0 +1,66 @@
+"""The upload pipeline without HTTP: spooling limits and cleanup, and storing into a vanished session."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.ingest import SPOOL_PREFIX, UploadMeta, spool, store_output
+from extraction.errors import InvalidInput, NotFound, PayloadTooLarge
+from infra.blobstore import MemoryBlobStore
+from infra.records import RecordStore
+
+
+async def blocks(*parts: bytes, fail_after: int | None = None) -> AsyncIterator[bytes]:
+    for i, part in enumerate(parts):
+        if fail_after is not None and i == fail_after:
+            raise ConnectionResetError("client went away")
+        yield part
+
+
+def run_spool(tmp_path: Path, stream: AsyncIterator[bytes], limit: int = 10 << 20) -> Any:
+    return asyncio.run(spool(stream, directory=tmp_path, limit=limit, encoding="o200k_base"))
+
+
+def test_spool_measures_across_batches(tmp_path: Path) -> None:
+    parts = [b"a" * 700_000 + b"\n", b"b" * 900_000 + b"\n", b"tail"]
+    spooled = run_spool(tmp_path, blocks(*parts))
+    data = b"".join(parts)
+    assert spooled.path.read_bytes() == data
+    assert (spooled.size, spooled.measured.stats.sha256, spooled.measured.stats.lines, spooled.lines.lines) == (len(data), hashlib.sha256(data).hexdigest(), 3, 3)
+    spooled.path.unlink()
+
+
+@pytest.mark.parametrize(
+    ("stream", "error"),
+    [
+        (lambda: blocks(b"x" * 600, b"y" * 600), PayloadTooLarge),
+        (lambda: blocks(), InvalidInput),
+        (lambda: blocks(b"", b""), InvalidInput),
+        (lambda: blocks(b"x" * 100, b"y", fail_after=1), ConnectionResetError),
+    ],
+    ids=["over-limit", "no-blocks", "empty-blocks", "stream-fails"],
+)
+def test_spool_failures_leave_no_temp_file(tmp_path: Path, stream: Any, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        run_spool(tmp_path, stream(), limit=1000)
+    assert list(tmp_path.glob(f"{SPOOL_PREFIX}*")) == []
+
+
+def test_an_output_stored_into_a_session_deleted_meanwhile_is_discarded(tmp_path: Path, redis_client: Any) -> None:
+    records, blobs = RecordStore(redis_client, session_ttl_seconds=3600), MemoryBlobStore()
+    session = records.create_session()
+    spooled = run_spool(tmp_path, blocks(b"some output\n"))
+    records.drop_session_records(session.id)
+
+    with pytest.raises(NotFound):
+        store_output(blobs, records, session, UploadMeta("tool", "{}", "text/plain"), spooled)
+
+    assert blobs.delete_prefix(f"sessions/{session.id}/") == 0
+    assert records.session_handles(session.id) == []
+    assert redis_client.keys("toolout:output:*") == []
