@@ -7,7 +7,7 @@ import logging
 from extraction.errors import ToolOutError
 from extraction.report import FinalReport
 from extraction.results import abstract_text, failed_text, not_found_abstract, unknown_handle_text
-from extraction.truncate import fallback_text, truncate_head_tail
+from extraction.truncate import fallback_text, read_sizes, truncate_head_tail
 from infra.jobstore import JobRecord, JobStatus
 from infra.records import OutputRecord
 from workers.runtime import Runtime
@@ -45,10 +45,10 @@ def fall_back_to_truncate(rt: Runtime, job: JobRecord, output: OutputRecord, rea
 
 def truncated_view(rt: Runtime, output: OutputRecord) -> str:
     """Top and bottom halves of the byte budget, read with two ranged reads."""
-    half = rt.settings.truncate_bytes // 2
+    head_size, tail_size = read_sizes(rt.settings.truncate_bytes)
     size = output.stats.bytes
-    head = rt.blobs.read_range(output.blob_key, 0, half)
-    tail = rt.blobs.read_range(output.blob_key, max(half, size - half), size)
+    head = rt.blobs.read_range(output.blob_key, 0, head_size)
+    tail = rt.blobs.read_range(output.blob_key, max(head_size, size - tail_size), size)
     return truncate_head_tail(head, tail, size, rt.settings.truncate_bytes)
 
 
