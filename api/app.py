@@ -18,9 +18,11 @@ from api.lifecycle import SWEEP_INTERVAL_SECONDS, build_services, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
 from api.routers import extractions, health, outputs, sessions
 from infra.settings import Settings, get_settings
+from infra.tokenizer_files import ensure_offline_encodings
 
 def create_app(settings: Settings | None = None, *, sweep_interval: float = SWEEP_INTERVAL_SECONDS) -> FastAPI:
     settings = settings or get_settings()
+    ensure_offline_encodings()  # uploads tokenize; tiktoken must not try to download its BPE files
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

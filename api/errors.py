@@ -79,7 +79,9 @@ def _headers_for(exc: ToolOutError, status: int) -> dict[str, str] | None:
 
 def _toolout_error(exc: ToolOutError) -> JSONResponse:
     status = status_for(exc)
-    if status >= 500:
+    if status == 503:
+        log.warning("%s: %s %s", exc.code, exc.message, exc.details)
+    elif status >= 500:
         log.error("%s: %s %s", exc.code, exc.message, exc.details)
     if status == 500:
         return error_response(500, exc.code, "internal error")
