@@ -1,0 +1,87 @@
+"""Recursive reduce planning: which chunk outputs go into which reduce call, level after level.
+
+When all chunk outputs fit one reduce call there is one group and one call. Otherwise the
+outputs are split into consecutive groups that each fit, every group is reduced to one output,
+and the same is done again with those outputs, until one call can take them all. Groups keep
+document order, so each reduce sees neighbouring chunks together.
+"""
+
+from __future__ import annotations
+
+from extraction.errors import InvalidInput, ReduceDepthError
+
+
+def group_for_reduce(sizes: list[int], budget_tokens: int) -> list[list[int]]:
+    """Consecutive index groups whose summed `sizes` fit `budget_tokens`.
+
+    Among the partitions into fitting groups this picks the one with the fewest single-item
+    groups (a reduce of one output does nothing), then the fewest groups (fewest calls).
+    A single item is alone only when it cannot share a call with a neighbour, e.g. an item
+    larger than the budget. Dynamic programming over prefixes: O(n × longest group).
+    """
+    _check(sizes, budget_tokens)
+    best: list[tuple[int, int]] = [(0, 0)]
+    cut: list[int] = [0]
+    for end in range(1, len(sizes) + 1):
+        choice = _best_group_ending_at(end, sizes, budget_tokens, best)
+        best.append(choice[0])
+        cut.append(choice[1])
+    return _groups_from_cuts(cut, len(sizes))
+
+
+def _check(sizes: list[int], budget_tokens: int) -> None:
+    if budget_tokens <= 0:
+        raise InvalidInput(f"reduce budget must be positive, got {budget_tokens}", budget_tokens=budget_tokens)
+    if any(size < 0 for size in sizes):
+        raise InvalidInput("output sizes must not be negative", sizes=sizes)
+
+
+def _best_group_ending_at(end: int, sizes: list[int], budget: int, best: list[tuple[int, int]]) -> tuple[tuple[int, int], int]:
+    """(cost, start) of the best last group [start, end); cost = (single-item groups, groups)."""
+    singles, groups = best[end - 1]
+    choice = ((singles + 1, groups + 1), end - 1)
+    total = sizes[end - 1]
+    for start in range(end - 2, -1, -1):
+        total += sizes[start]
+        if total > budget:
+            break
+        singles, groups = best[start]
+        choice = min(choice, ((singles, groups + 1), start))
+    return choice
+
+
+def _groups_from_cuts(cut: list[int], count: int) -> list[list[int]]:
+    groups, end = [], count
+    while end > 0:
+        groups.append(list(range(cut[end], end)))
+        end = cut[end]
+    return groups[::-1]
+
+
+def ensure_depth(level: int, max_depth: int) -> None:
+    """Refuse reduce level `level` (1 = the first reduce round) when it exceeds `max_depth`."""
+    if level > max_depth:
+        raise ReduceDepthError(
+            f"reduce would need level {level} but max_reduce_depth is {max_depth}: the chunk outputs are too large"
+            " to merge within the allowed levels (raise max_reduce_depth or ask for a narrower extract)",
+            level=level, max_depth=max_depth,
+        )
+
+
+def levels_needed(sizes: list[int], budget_tokens: int, assumed_output_tokens: int) -> int:
+    """Reduce levels until one output remains, if every reduce answers `assumed_output_tokens`.
+
+    0 for a single output (it is already the answer), 1 when all outputs fit one call. Raises
+    `ReduceDepthError` when a level would not shrink the number of outputs.
+    """
+    level = 0
+    while len(sizes) > 1:
+        groups = group_for_reduce(sizes, budget_tokens)
+        if len(groups) >= len(sizes):
+            raise ReduceDepthError(
+                f"reduce cannot converge: {len(sizes)} outputs form {len(groups)} groups at budget {budget_tokens}",
+                outputs=len(sizes), budget_tokens=budget_tokens,
+            )
+        sizes = [sizes[g[0]] if len(g) == 1 else assumed_output_tokens for g in groups]
+        level += 1
+    return level
