@@ -85,7 +85,7 @@ def ping_celery_workers() -> list[Any]:
     """Replies of live workers within one second; an import or broker failure means nobody answered."""
     from workers.app import app as celery_app
 
-    return list(celery_app.control.ping(timeout=1) or [])
+    return list(celery_app.control.ping(timeout=1, limit=1) or [])
 
 
 def get_worker_ping() -> WorkerPing:

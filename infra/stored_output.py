@@ -49,7 +49,7 @@ class StoredOutput:
              max_matches: int = DEFAULT_MAX_MATCHES) -> GrepResult:
         matcher = compile_matcher(pattern, regex=regex, ignore_case=ignore_case)
         return grep_lines(self._blobs, self.record.blob_key, matcher, before=before, after=after,
-                          max_matches=max_matches, block_size=self._block)
+                          max_matches=max_matches, block_size=self._block, index=self.line_index())
 
 
 class PinnedTools:

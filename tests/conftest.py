@@ -8,4 +8,10 @@ from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
 
 ensure_offline_encodings()
 
-pytest_plugins = ["tests.fixtures.redis", "tests.fixtures.api_server"]
+pytest_plugins = [
+    "tests.fixtures.redis",
+    "tests.fixtures.s3",
+    "tests.fixtures.offline_model",
+    "tests.fixtures.api_server",
+    "tests.fixtures.stack",
+]

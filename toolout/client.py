@@ -71,15 +71,19 @@ class ToolOutClient:
     def cancel(self, job_id: str) -> dict[str, Any]:
         return self._json("POST", f"/v1/extractions/{job_id}/cancel")
 
-    def wait(self, job_id: str, *, timeout: float = 600, on_progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-        """Long-poll until the job ends; `on_progress` sees every intermediate record."""
+    def wait(self, job_id: str, *, timeout: float = 600, on_progress: Callable[[dict[str, Any]], None] | None = None,
+             poll_interval: float = 0.1) -> dict[str, Any]:
+        """Wait until the job ends: long-polls, or polls every `poll_interval` when `on_progress` wants each record."""
         deadline = time.monotonic() + timeout
         while True:
-            job = self.job(job_id, wait=min(5.0, max(0.0, deadline - time.monotonic())))
+            left = max(0.0, deadline - time.monotonic())
+            job = self.job(job_id, wait=0 if on_progress else min(5.0, left))
             if on_progress:
                 on_progress(job)
             if job["status"] in TERMINAL or time.monotonic() >= deadline:
                 return job
+            if on_progress:
+                time.sleep(min(poll_interval, left))
 
     def tool_output(self, handle: str, extract: str, mode: str = "auto", *, timeout: float = 600) -> str:
         """The `tool_output` tool: submit, wait, and return the text to give the model."""

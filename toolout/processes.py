@@ -43,7 +43,7 @@ def wait_for(check: Callable[[], bool], *, timeout: float, interval: float = 0.1
 
 
 def http_ok(url: str) -> Callable[[], bool]:
-    return lambda: httpx.get(url, timeout=1.0).status_code == 200
+    return lambda: httpx.get(url, timeout=5.0).status_code == 200
 
 
 @dataclass

@@ -18,6 +18,7 @@ from extraction.protocols import Usage
 from extraction.reduce_plan import ensure_depth
 from extraction.routing import Mode, RoutingDecision, route
 from extraction.stats import TokenIndex
+from extraction.tokens import decode_lossy
 from infra.jobstore import JobRecord
 from infra.records import OutputRecord
 from workers import outcomes
@@ -141,7 +142,7 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
     live = load(rt, job_id)
     if live is None or rt.jobs.chunk_output(job_id, index) is not None:
         return
-    text = rt.blobs.read_range(live.output.blob_key, start, end).decode("utf-8", errors="replace")
+    text, _ = decode_lossy(rt.blobs.read_range(live.output.blob_key, start, end))
     try:
         report, usage = map_chunk(
             rt.llm, live.prompt, text, index=index, total=live.job.chunks_total,
@@ -207,11 +208,14 @@ def _finish_single(rt: Runtime, live: LiveJob, content: str) -> None:
 
 
 def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: list[int]) -> None:
-    """Reduce one group of level-`level` outputs into one output at level `level + 1`."""
+    """Reduce one group of level-`level` outputs into one output at level `level + 1` (a lone output passes as is)."""
     live = load(rt, job_id)
     if live is None or rt.jobs.reduce_output(job_id, level + 1, group) is not None:
         return
     outputs = level_outputs(rt, job_id, level)
+    if len(members) == 1:
+        rt.jobs.record_reduce(job_id, level + 1, group, outputs[members[0]], Usage())
+        return
     try:
         report, usage = reduce_chunk_outputs(rt.llm, live.prompt, [outputs[i] for i in members], limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report)
     except ExtractionError as exc:

@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from tests.fixtures.api_server import ApiServer, RecordingSubmitter, WorkerPingStub, api_settings, build_test_app, serve_api
-from tests.fixtures.s3 import TEST_MULTIPART_BYTES, s3_bucket, s3_endpoint_url, s3_options  # noqa: F401
+from tests.fixtures.s3 import TEST_MULTIPART_BYTES
 
 
 @dataclass
