@@ -58,7 +58,7 @@ def _blocks(pieces: Iterator[str], block_bytes: int) -> Iterator[bytes]:
 
 def _order(rng: random.Random, n: int) -> dict:
     return {
-        "id": f"ORD-{10000 + n}",
+        "id": f"ORD-{1_000_000 + n}",  # 7 digits: never equal to (or a prefix of) the planted 5-digit id
         "customer": {"name": f"customer-{rng.randrange(10**6):06d}", "city": rng.choice(CITIES)},
         "items": [{"sku": f"SKU-{rng.randrange(10**5):05d}", "product": rng.choice(PRODUCTS), "qty": rng.randint(1, 9)}
                   for _ in range(rng.randint(1, 3))],

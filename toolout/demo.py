@@ -79,7 +79,8 @@ def _bar(job: dict) -> dict:
 
 
 def report(jobs: dict[str, str], results: dict[str, dict], needles: dict[str, str]) -> bool:
-    table = Table("job", "status", "strategy", "routing reason", "chunks", "LLM calls", "tokens in/out", "seconds", "planted fact found")
+    table = Table("job", "status", "strategy", "chunks", "LLM calls", "tokens in/out", "seconds", "fact found")
+    reasons = []
     ok = True
     for job_id, label in jobs.items():
         job = results[job_id]
@@ -88,9 +89,11 @@ def report(jobs: dict[str, str], results: dict[str, dict], needles: dict[str, st
         console.print(Panel(_clip(job.get("result") or job.get("error") or ""), title=label, expand=False))
         usage = job["usage"]
         seconds = (job["finished_at"] or 0) - job["created_at"]
-        table.add_row(label, job["status"], job["mode_used"] or "-", job["routing_reason"] or "-", f"{job['chunks_done']}/{job['chunks_total']}",
-                      str(usage["calls"]), f"{usage['input_tokens']}/{usage['output_tokens']}", f"{seconds:.1f}", "yes" if found else "NO")
+        table.add_row(label, job["status"], job["mode_used"] or "-", f"{job['chunks_done']}/{job['chunks_total']}",
+                      str(usage["calls"]), f"{usage['input_tokens']:,}/{usage['output_tokens']:,}", f"{seconds:.1f}", "yes" if found else "NO")
+        reasons.append(f"{label}: {job['routing_reason'] or '-'}" + (f" — fallback: {job['fallback_reason']}" if job.get("fallback_reason") else ""))
     console.print(table)
+    console.print("routing: " + "\n         ".join(reasons))
     return ok
 
 
