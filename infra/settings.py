@@ -70,6 +70,15 @@ class Settings(BaseSettings):
     agent_max_tool_calls_per_turn: int = 10
     agent_max_total_tokens: int = 200_000
 
+    # --- access control & fault tolerance -----------------------------------------------------
+    auth_mode: Literal["keys", "dev"] = Field("keys", description="dev = no authentication (announced loudly)")
+    api_keys: dict[str, str] = Field(default_factory=dict, description="sha256(key) hex -> tenant; more via `toolout keys`")
+    idempotency_ttl_seconds: int = 24 * 3600
+    max_concurrent_jobs_per_tenant: int = 16
+    max_llm_calls_per_job: int = 2000
+    watchdog_interval_seconds: float = 15.0
+    job_max_attempts: int = Field(2, description="a job past its deadline is retried until this many attempts, then failed")
+
     # --- api ----------------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8000
