@@ -1,7 +1,7 @@
 """Sessions and stored-output records in Redis.
 
 A session groups the outputs (and jobs) of one agent conversation; deleting it, or leaving it
-idle past its TTL, removes its records here and its blobs in the blob store (see `SessionReaper`).
+idle past its TTL, removes its records here and its blobs in the blob store (see `api/lifecycle.py`).
 """
 
 from __future__ import annotations

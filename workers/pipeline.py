@@ -16,10 +16,12 @@ from extraction.mapreduce import map_chunk, map_prompt_tokens, plan_reduce_group
 from extraction.prompts import PromptContext
 from extraction.protocols import Usage
 from extraction.reduce_plan import ensure_depth
+from extraction.report import NO_RELEVANT_DATA, FinalReport
+from extraction.results import abstract_text
 from extraction.routing import Mode, RoutingDecision, route
 from extraction.stats import TokenIndex
 from extraction.tokens import decode_lossy
-from infra.jobstore import JobRecord
+from infra.jobstore import JobRecord, JobStatus
 from infra.records import OutputRecord
 from workers import outcomes
 from workers.runtime import Runtime
@@ -128,9 +130,6 @@ def plan_job_chunks(rt: Runtime, live: LiveJob, budget: int) -> list[Chunk]:
 
 def finish_truncate(rt: Runtime, live: LiveJob) -> None:
     """Explicit truncate mode: the same view as the fallback, without the WARNING."""
-    from extraction.results import abstract_text
-    from infra.jobstore import JobStatus
-
     text = abstract_text(live.job.tool_name, live.job.handle, "truncate", outcomes.truncated_view(rt, live.output))
     rt.jobs.finish(live.job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate")
     return None
@@ -201,8 +200,6 @@ def _reduce_or_regroup(rt: Runtime, live: LiveJob, outputs: list[str], level: in
 
 def _finish_single(rt: Runtime, live: LiveJob, content: str) -> None:
     """One chunk: its map answer is the final report, no reduce call (seed: single-pass only)."""
-    from extraction.report import FinalReport, NO_RELEVANT_DATA
-
     report = FinalReport(content=content, found=not content.startswith(NO_RELEVANT_DATA), closed=True)
     outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value)
 
