@@ -1,8 +1,9 @@
 """The read-grep sub-agent's tool loop, independent of where the file lives or which model answers.
 
 The loop only succeeds with a real final report carrying this job's nonce. Hitting a bound
-(turns, tokens), the model stopping without the wrapper, or a cancel all end as a failure
-with its reason — the caller then falls back to truncate.
+(turns, tokens), the model stopping without the wrapper, a model call that fails (an
+`ExtractionError` from the LLM), or a cancel all end as a failure with its reason — the caller
+then falls back to truncate.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from extraction.errors import ToolOutError
+from extraction.errors import ExtractionError, ToolOutError
 from extraction.protocols import LLM, Message, ToolCall, Usage
 from extraction.report import FinalReport, parse_final_report
 
@@ -67,7 +68,11 @@ class _Loop:
         return None
 
     def _turn(self, conversation: list[Message]) -> None:
-        reply = self.llm.complete(conversation, tools=self.tools, max_tokens=self.bounds.max_output_tokens)
+        try:
+            reply = self.llm.complete(conversation, tools=self.tools, max_tokens=self.bounds.max_output_tokens)
+        except ExtractionError as exc:  # provider failure after retries, spent call budget, job ended
+            self.outcome.failure = f"model call failed: {exc.message}"
+            return
         self.outcome.turns += 1
         self.outcome.usage = self.outcome.usage + reply.usage
         self.on_turn(min(len(reply.tool_calls), self.bounds.max_tool_calls_per_turn))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from extraction.errors import ReportParseError
+from extraction.errors import ExtractionError, ReportParseError
 from extraction.prompts import PromptContext, map_messages, reduce_messages
-from extraction.protocols import LLM, Message, Usage
+from extraction.protocols import LLM, LLMReply, Message, Usage
 from extraction.reduce_plan import group_for_reduce
 from extraction.report import FinalReport, parse_final_report
 from extraction.tokens import count_tokens
@@ -60,13 +60,22 @@ def ask_for_report(llm: LLM, messages: list[Message], nonce: str, *, attempts: i
     """
     usage, reason = Usage(), "no attempt made"
     for _ in range(max(1, attempts)):
-        reply = llm.complete(messages, max_tokens=max_tokens)
+        reply = _complete(llm, messages, max_tokens, usage)
         usage = usage + reply.usage
         parsed = parse_final_report(reply.content or "", nonce)
         if isinstance(parsed, FinalReport):
             return parsed, usage
         reason = parsed.reason
     raise ReportParseError(f"no valid final report after {max(1, attempts)} attempt(s): {reason}", usage=usage.model_dump())
+
+
+def _complete(llm: LLM, messages: list[Message], max_tokens: int | None, spent: Usage) -> LLMReply:
+    """One model call; a failure carries the usage of the earlier attempts, so it is still charged."""
+    try:
+        return llm.complete(messages, max_tokens=max_tokens)
+    except ExtractionError as exc:
+        exc.details.setdefault("usage", spent.model_dump())
+        raise
 
 
 def map_chunk(llm: LLM, ctx: PromptContext, text: str, *, index: int, total: int, overlap_percent: float, limits: ModelLimits, attempts: int) -> tuple[FinalReport, Usage]:

@@ -43,3 +43,9 @@ class LLMRateLimited(LLMCallError):
     """The provider answered 429 until retries ran out."""
 
     code = "llm_rate_limited"
+
+
+class LLMBudgetExhausted(ExtractionError):
+    """The job already reserved `max_llm_calls_per_job` model calls; no further call is made."""
+
+    code = "llm_budget_exhausted"

@@ -67,10 +67,11 @@ class JobRecord(BaseModel):
     error: str | None = None
     fallback_reason: str | None = None
     attempts: int = 0
+    llm_calls_reserved: int = Field(0, description="LLM calls reserved against max_llm_calls_per_job")
     nonce: str = Field("", exclude=True, repr=False)
 
 
-_INT_FIELDS = {"chunks_total", "chunks_done", "reduce_level", "agent_turns", "agent_tool_calls", "attempts"}
+_INT_FIELDS = {"chunks_total", "chunks_done", "reduce_level", "agent_turns", "agent_tool_calls", "attempts", "llm_calls_reserved"}
 _FLOAT_FIELDS = {"created_at", "started_at", "finished_at", "deadline_at"}
 _USAGE_FIELDS = {"usage_calls": "calls", "usage_input_tokens": "input_tokens", "usage_output_tokens": "output_tokens"}
 
@@ -95,6 +96,29 @@ redis.call('HINCRBY', KEYS[1], 'usage_input_tokens', ARGV[5])
 redis.call('HINCRBY', KEYS[1], 'usage_output_tokens', ARGV[6])
 if ARGV[7] ~= '' then redis.call('HINCRBYFLOAT', KEYS[1], 'usage_cost_usd', ARGV[7]) end
 return 1
+"""
+
+_RESERVE_CALL = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status or status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
+if redis.call('HINCRBY', KEYS[1], 'llm_calls_reserved', 1) <= tonumber(ARGV[1]) then return 1 end
+redis.call('HINCRBY', KEYS[1], 'llm_calls_reserved', -1)
+return 0
+"""
+
+_RETRY_OVERDUE = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status or status == 'succeeded' or status == 'failed' or status == 'canceled' then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return 'skip'
+end
+local deadline = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if deadline and tonumber(deadline) > tonumber(ARGV[2]) then return 'skip' end
+if tonumber(redis.call('HGET', KEYS[1], 'attempts') or '1') >= tonumber(ARGV[4]) then return 'give_up' end
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+redis.call('HSET', KEYS[1], 'deadline_at', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 'retry'
 """
 
 _UPDATE_LIVE = """
@@ -153,6 +177,14 @@ def _pairs(fields: dict[str, Any]) -> list[str]:
     return out
 
 
+class OverdueAction(StrEnum):
+    """What the watchdog does with a job past its deadline (decided atomically in Redis)."""
+
+    RETRY = "retry"
+    GIVE_UP = "give_up"
+    SKIP = "skip"
+
+
 class JobStore:
     """Create, advance and finish job records; methods raise `NotFound` / `BackendUnavailable`."""
 
@@ -163,10 +195,12 @@ class JobStore:
         self._finish = client.register_script(_FINISH)
         self._record_part = client.register_script(_RECORD_PART)
         self._update_live = client.register_script(_UPDATE_LIVE)
+        self._reserve_call = client.register_script(_RESERVE_CALL)
+        self._retry_overdue = client.register_script(_RETRY_OVERDUE)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def create(self, record: JobRecord) -> JobRecord:
-        record = record.model_copy(update={"deadline_at": record.created_at + self._deadline})
+        record = record.model_copy(update={"deadline_at": record.created_at + self._deadline, "attempts": max(record.attempts, 1)})
         with redis_errors():
             pipe = self._r.pipeline()
             pipe.hset(keys.job(record.id), mapping=_encode(record))
@@ -209,6 +243,46 @@ class JobStore:
         with redis_errors():
             status = self._r.hget(keys.job(job_id), "status")
         return status is None or JobStatus(status).terminal
+
+    # --- faults: LLM call budget, overdue jobs, scheduled tasks ---------------------------------
+    def reserve_llm_call(self, job_id: str, limit: int) -> bool:
+        """Count one LLM call against the job's budget before it is made.
+
+        False when `limit` calls were already reserved or the job ended (or is gone): the caller
+        must not call the model. Atomic in Lua, so concurrent map tasks can never overshoot.
+        """
+        with redis_errors():
+            return self._reserve_call(keys=[keys.job(job_id)], args=[limit]) == 1
+
+    def retry_overdue(self, job_id: str, *, now: float, max_attempts: int) -> OverdueAction:
+        """Decide, once and atomically, what happens to a job found past its deadline.
+
+        RETRY: `attempts` was incremented and a new deadline set (the caller re-submits the job);
+        GIVE_UP: it already had `max_attempts` (the caller fails it); SKIP: it ended meanwhile
+        (dropped from the active set) or another watchdog already gave it a new deadline.
+        """
+        args = [job_id, now, now + self._deadline, max_attempts]
+        with redis_errors():
+            return OverdueAction(self._retry_overdue(keys=[keys.job(job_id), keys.JOBS_ACTIVE], args=args))
+
+    def add_task_ids(self, job_id: str, task_ids: list[str]) -> None:
+        """Remember Celery task ids scheduled for the job, so cancelling can revoke the queued ones."""
+        if not task_ids:
+            return
+        with redis_errors():
+            pipe = self._r.pipeline()
+            pipe.sadd(keys.job_tasks(job_id), *task_ids)
+            pipe.expire(keys.job_tasks(job_id), self._ttl + self._deadline)
+            pipe.execute()
+
+    def task_ids(self, job_id: str) -> list[str]:
+        with redis_errors():
+            return sorted(self._r.smembers(keys.job_tasks(job_id)))
+
+    def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:
+        """True for the one caller that takes this tick's lock (it expires after `seconds`, never released)."""
+        with redis_errors():
+            return bool(self._r.set(keys.WATCHDOG_LOCK, owner, nx=True, px=max(1, int(seconds * 1000))))
 
     # --- results, counted once ----------------------------------------------------------------
     def record_chunk(self, job_id: str, index: int, text: str, usage: Usage) -> bool:

@@ -43,10 +43,19 @@ def job_reduce(job_id: str, level: int) -> str:
     return f"{PREFIX}:job:{job_id}:reduce:{level}"
 
 
+def job_tasks(job_id: str) -> str:
+    """Set: Celery task ids scheduled for the job (chord parts, chord bodies, agent), so a cancel can revoke them."""
+    return f"{PREFIX}:job:{job_id}:tasks"
+
+
 def job_keys(job_id: str, max_levels: int) -> list[str]:
     """All keys a job owns (for TTLs and deletion)."""
-    return [job(job_id), job_chunks(job_id)] + [job_reduce(job_id, level) for level in range(max_levels + 1)]
+    levels = [job_reduce(job_id, level) for level in range(max_levels + 1)]
+    return [job(job_id), job_chunks(job_id), job_tasks(job_id)] + levels
 
 
 JOBS_ACTIVE = f"{PREFIX}:jobs:active"
 """Sorted set: non-terminal job id → deadline (unix seconds); the watchdog scans it."""
+
+WATCHDOG_LOCK = f"{PREFIX}:watchdog:lock"
+"""String with a TTL of one watchdog interval: the worker that sets it scans overdue jobs for that tick."""

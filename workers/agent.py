@@ -9,6 +9,7 @@ from extraction.tools import grep_tool, read_tool
 from infra.records import session_prefix
 from infra.stored_output import PinnedTools, StoredOutput
 from workers import outcomes
+from workers.gate import job_llm
 from workers.pipeline import load
 from workers.runtime import Runtime
 
@@ -26,7 +27,7 @@ def run_read_grep(rt: Runtime, job_id: str) -> None:
     output = StoredOutput(rt.blobs, live.output, block_size=rt.settings.blob_read_block_bytes)
     messages = read_grep_messages(live.prompt, handle_filename=live.output.handle, root=session_prefix(live.output.session_id))
     outcome = run_agent(
-        rt.llm, messages, tools=[read_tool(), grep_tool()], execute=PinnedTools(output), nonce=live.job.nonce,
+        job_llm(rt, job_id), messages, tools=[read_tool(), grep_tool()], execute=PinnedTools(output), nonce=live.job.nonce,
         bounds=bounds(rt), on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
         should_stop=lambda: rt.jobs.is_terminal(job_id),
     )

@@ -69,3 +69,12 @@ def _warm_up(**_: object) -> None:
     from workers.runtime import runtime
 
     runtime().llm_ready()
+
+
+@worker_ready.connect
+def _start_watchdog(**_: object) -> None:
+    """Every worker runs the watchdog loop; a Redis lock lets one of them act per tick."""
+    from workers.runtime import runtime
+    from workers.watchdog import start_watchdog
+
+    start_watchdog(runtime())

@@ -33,7 +33,12 @@ def finish_unknown_handle(rt: Runtime, job: JobRecord) -> bool:
 
 
 def fall_back_to_truncate(rt: Runtime, job: JobRecord, output: OutputRecord, reason: str) -> bool:
-    """The strategy could not execute: answer with the top and bottom of the output and a WARNING."""
+    """The strategy could not execute: answer with the top and bottom of the output and a WARNING.
+
+    A job that already ended (canceled, or finished by a twin task) keeps its ending: nothing is read or logged.
+    """
+    if rt.jobs.is_terminal(job.id):
+        return False
     log.warning("job %s: falling back to truncate: %s", job.id, reason)
     try:
         body = fallback_text(reason, truncated_view(rt, output))
@@ -50,6 +55,14 @@ def truncated_view(rt: Runtime, output: OutputRecord) -> str:
     head = rt.blobs.read_range(output.blob_key, 0, head_size)
     tail = rt.blobs.read_range(output.blob_key, max(head_size, size - tail_size), size)
     return truncate_head_tail(head, tail, size, rt.settings.truncate_bytes)
+
+
+def give_up_overdue(rt: Runtime, job: JobRecord) -> bool:
+    """The watchdog found the job past its deadline on its last attempt: fail it, saying why."""
+    error = (f"the job did not finish within its deadline ({rt.settings.job_deadline_seconds}s per attempt) after "
+             f"{job.attempts} attempt(s); its tasks were lost or its workers died")
+    log.error("job %s: %s", job.id, error)
+    return fail(rt, job, error)
 
 
 def fail(rt: Runtime, job: JobRecord, error: str, *, mode_used: str | None = None) -> bool:

@@ -16,7 +16,7 @@ from extraction.mapreduce import map_chunk, map_prompt_tokens, plan_reduce_group
 from extraction.prompts import PromptContext
 from extraction.protocols import Usage
 from extraction.reduce_plan import ensure_depth
-from extraction.report import NO_RELEVANT_DATA, FinalReport
+from extraction.report import FinalReport, says_not_found
 from extraction.results import abstract_text
 from extraction.routing import Mode, RoutingDecision, route
 from extraction.stats import TokenIndex
@@ -24,6 +24,7 @@ from extraction.tokens import decode_lossy
 from infra.jobstore import JobRecord, JobStatus
 from infra.records import OutputRecord
 from workers import outcomes
+from workers.gate import job_llm
 from workers.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")
@@ -144,7 +145,7 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
     text, _ = decode_lossy(rt.blobs.read_range(live.output.blob_key, start, end))
     try:
         report, usage = map_chunk(
-            rt.llm, live.prompt, text, index=index, total=live.job.chunks_total,
+            job_llm(rt, job_id), live.prompt, text, index=index, total=live.job.chunks_total,
             overlap_percent=overlap_percent(rt), limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report,
         )
     except ExtractionError as exc:
@@ -189,18 +190,30 @@ def _reduce_or_regroup(rt: Runtime, live: LiveJob, outputs: list[str], level: in
         return _finish_single(rt, live, outputs[0])
     groups = plan_reduce_groups(outputs, live.prompt, rt.limits)
     if len(groups) == 1:
-        report, usage = reduce_chunk_outputs(rt.llm, live.prompt, outputs, limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report)
-        rt.jobs.add_usage(live.job.id, usage)
-        outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value)
-        return None
+        return _finish_single(rt, live, _final_reduce(rt, live, outputs, level))
     ensure_depth(level + 1, rt.settings.max_reduce_depth)
     rt.jobs.update(live.job.id, reduce_level=level + 1)
     return RunReduceGroups(level, groups)
 
 
+def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) -> str:
+    """The last reduce call, stored with HSETNX like a group's output (group 0 one level up).
+
+    A job re-submitted by the watchdog can race the chord body it replaced; whichever twin
+    stores first is the answer, and only its call is counted in `usage`, as for map outputs.
+    """
+    stored = rt.jobs.reduce_output(live.job.id, level + 1, 0)
+    if stored is not None:
+        return stored
+    attempts = 1 + rt.settings.map_retry_on_bad_report
+    report, usage = reduce_chunk_outputs(job_llm(rt, live.job.id), live.prompt, outputs, limits=rt.limits, attempts=attempts)
+    rt.jobs.record_reduce(live.job.id, level + 1, 0, report.content, usage)
+    return rt.jobs.reduce_output(live.job.id, level + 1, 0) or report.content
+
+
 def _finish_single(rt: Runtime, live: LiveJob, content: str) -> None:
-    """One chunk: its map answer is the final report, no reduce call (seed: single-pass only)."""
-    report = FinalReport(content=content, found=not content.startswith(NO_RELEVANT_DATA), closed=True)
+    """Finish with a final answer: one chunk's map answer (seed: single pass, no reduce) or the final reduce."""
+    report = FinalReport(content=content, found=not says_not_found(content), closed=True)
     outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value)
 
 
@@ -214,7 +227,7 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
         rt.jobs.record_reduce(job_id, level + 1, group, outputs[members[0]], Usage())
         return
     try:
-        report, usage = reduce_chunk_outputs(rt.llm, live.prompt, [outputs[i] for i in members], limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report)
+        report, usage = reduce_chunk_outputs(job_llm(rt, job_id), live.prompt, [outputs[i] for i in members], limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report)
     except ExtractionError as exc:
         _charge_failed_attempts(rt, job_id, exc)
         outcomes.fall_back_to_truncate(rt, live.job, live.output, f"reduce group {group + 1} at level {level + 1} failed: {exc.message}")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from celery import chord, group
+from celery import Signature, chord, group
 
 from infra.errors import BackendUnavailable
+from infra.jobstore import JobStore
 from workers import pipeline
 from workers.app import app
 from workers.runtime import runtime
@@ -17,16 +18,45 @@ RETRY = {"autoretry_for": (BackendUnavailable,), "retry_backoff": True, "retry_b
 """Only infrastructure outages are retried by Celery; strategy failures end in the truncate fallback."""
 
 
+Planned = tuple[list[Signature], Signature]
+"""A chord's header and body (an empty header: the body is sent alone)."""
+
+
 def schedule(job_id: str, step: pipeline.Next) -> None:
-    """Turn a step's answer into Celery work: a chord of maps or group reduces, or the agent task."""
+    """Turn a step's answer into Celery work: a chord of maps or group reduces, or the agent task.
+
+    Task ids are fixed and remembered on the job *before* anything is sent, so a cancel arriving
+    at any moment finds every queued task to revoke.
+    """
+    planned = plan(job_id, step)
+    if planned is not None:
+        remember(runtime().jobs, job_id, planned)
+        send(planned)
+
+
+def plan(job_id: str, step: pipeline.Next) -> Planned | None:
+    """The signatures a step asks for, not yet sent."""
     if isinstance(step, pipeline.RunChunks):
-        header = group(map_chunk.si(job_id, c.index, c.start, c.end) for c in step.chunks)
-        chord(header, reduce_stage.si(job_id, 0)).apply_async()
-    elif isinstance(step, pipeline.RunReduceGroups):
-        header = group(reduce_group.si(job_id, step.level, i, members) for i, members in enumerate(step.groups))
-        chord(header, reduce_stage.si(job_id, step.level + 1)).apply_async()
-    elif isinstance(step, pipeline.RunAgent):
-        read_grep.delay(job_id)
+        return [map_chunk.si(job_id, c.index, c.start, c.end) for c in step.chunks], reduce_stage.si(job_id, 0)
+    if isinstance(step, pipeline.RunReduceGroups):
+        header = [reduce_group.si(job_id, step.level, i, members) for i, members in enumerate(step.groups)]
+        return header, reduce_stage.si(job_id, step.level + 1)
+    if isinstance(step, pipeline.RunAgent):
+        return [], read_grep.si(job_id)
+    return None
+
+
+def remember(jobs: JobStore, job_id: str, planned: Planned) -> list[str]:
+    """Give every signature its task id now (`freeze`) and store the ids on the job."""
+    header, body = planned
+    ids = [signature.freeze().id for signature in [*header, body]]
+    jobs.add_task_ids(job_id, ids)
+    return ids
+
+
+def send(planned: Planned) -> None:
+    header, body = planned
+    (chord(group(header), body) if header else body).apply_async()
 
 
 @app.task(name="toolout.start_extraction", **RETRY)
