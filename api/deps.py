@@ -81,6 +81,23 @@ def get_submitter() -> Submitter:
     return submit_with_celery
 
 
+Revoker = Callable[[str], int]
+"""Revokes a canceled job's queued Celery tasks (best effort, never raises); returns how many ids it revoked."""
+
+
+def revoke_with_celery(job_id: str) -> int:
+    """The production revoker, imported lazily like the submitter; without `workers` there is nothing to revoke."""
+    try:
+        from workers.dispatch import revoke_job
+    except ImportError:
+        return 0
+    return revoke_job(job_id)
+
+
+def get_revoker() -> Revoker:
+    return revoke_with_celery
+
+
 def ping_celery_workers() -> list[Any]:
     """Replies of live workers within one second; an import or broker failure means nobody answered."""
     from workers.app import app as celery_app
@@ -98,6 +115,7 @@ RecordsDep = Annotated[RecordStore, Depends(get_records)]
 JobsDep = Annotated[JobStore, Depends(get_jobs)]
 BlobsDep = Annotated[BlobStore, Depends(get_blobs)]
 SubmitterDep = Annotated[Submitter, Depends(get_submitter)]
+RevokerDep = Annotated[Revoker, Depends(get_revoker)]
 WorkerPingDep = Annotated[WorkerPing, Depends(get_worker_ping)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
 Tenant = Annotated[str, Depends(get_tenant)]

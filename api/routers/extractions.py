@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response, status
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import JobsDep, MetricsDep, RecordsDep, SettingsDep, SubmitterDep, Tenant
+from api.deps import JobsDep, MetricsDep, RecordsDep, SettingsDep, RevokerDep, SubmitterDep, Tenant
 from api.errors import error_responses, validation_error
 from api.routers import API_PREFIX
 from api.schemas import ExtractionRequest, JobView, job_view
@@ -107,11 +107,16 @@ async def _wait_for_terminal(jobs: JobStore, job_id: str, tenant: str, wait: flo
 
 
 @router.post("/{job_id}/cancel", response_model=JobView, responses=error_responses(404, 409, 422))
-def cancel_extraction(job_id: uuid.UUID, jobs: JobsDep, tenant: Tenant) -> Any:
-    """Cancel a live job (idempotent); a job that already finished otherwise is a 409."""
+def cancel_extraction(job_id: uuid.UUID, jobs: JobsDep, revoke: RevokerDep, tenant: Tenant) -> Any:
+    """Cancel a live job (idempotent); a job that already finished otherwise is a 409.
+
+    The record's terminal state is the cancel (running steps see it before their next model call);
+    revoking the job's queued tasks then spares the workers from taking them at all.
+    """
     job = jobs.get(str(job_id), tenant)
     if not jobs.cancel(job.id):
         job = jobs.get(job.id, tenant)
         if job.status is not JobStatus.CANCELED:
             raise Conflict(f"extraction {job.id} already finished as {job.status.value}", job_id=job.id, status=job.status.value)
+    revoke(job.id)
     return job_view(jobs.get(job.id, tenant))

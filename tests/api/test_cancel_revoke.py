@@ -1,0 +1,24 @@
+"""Cancelling a job also revokes its queued Celery tasks, through the `get_revoker` dependency."""
+
+from __future__ import annotations
+
+from api.deps import get_revoker
+from infra.jobstore import JobStatus
+from tests.api.conftest import InProcess
+
+
+def create_job(inproc: InProcess) -> str:
+    client = inproc.client
+    session = client.post("/v1/sessions").json()["id"]
+    handle = client.post(f"/v1/sessions/{session}/outputs", content=b"ERROR one\nok\n").json()["handle"]
+    return client.post("/v1/extractions", json={"handle": handle, "extract": "errors"}).json()["id"]
+
+
+def test_a_cancel_revokes_the_jobs_tasks_and_a_refused_cancel_does_not(inproc: InProcess) -> None:
+    revoked: list[str] = []
+    inproc.app.dependency_overrides[get_revoker] = lambda: lambda job_id: revoked.append(job_id) or 3
+    live, finished = create_job(inproc), create_job(inproc)
+    inproc.app.state.services.jobs.finish(finished, JobStatus.SUCCEEDED, result="ABSTRACT ...")
+    assert inproc.client.post(f"/v1/extractions/{live}/cancel").json()["status"] == "canceled"
+    assert inproc.client.post(f"/v1/extractions/{finished}/cancel").status_code == 409
+    assert revoked == [live]
