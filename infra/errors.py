@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from extraction.errors import ExtractionError, InvalidInput, NotFound, ToolOutError
+from extraction.errors import Conflict, ExtractionError, InvalidInput, NotFound, ToolOutError
 
 
 class BackendUnavailable(ToolOutError):
@@ -49,3 +49,38 @@ class LLMBudgetExhausted(ExtractionError):
     """The job already reserved `max_llm_calls_per_job` model calls; no further call is made."""
 
     code = "llm_budget_exhausted"
+
+class Unauthorized(ToolOutError):
+    """No credentials, malformed credentials or an unknown API key (→ 401 with a Bearer challenge).
+
+    `challenge` is the `WWW-Authenticate` value (RFC 6750 §3): clients learn which scheme to use,
+    and `error=` says whether the header was missing, malformed or the key was refused.
+    """
+
+    code = "unauthorized"
+
+    def __init__(self, message: str, *, error: str | None = None, **details: object) -> None:
+        super().__init__(message, **details)
+        self.challenge = 'Bearer realm="toolout"' + (f', error="{error}"' if error else "")
+
+
+class TooManyRequests(ToolOutError):
+    """A per-tenant limit is reached (→ 429 with `Retry-After`); the same request later may succeed."""
+
+    code = "too_many_requests"
+
+    def __init__(self, message: str, *, retry_after: int = 5, **details: object) -> None:
+        super().__init__(message, retry_after=retry_after, **details)
+        self.retry_after = retry_after
+
+
+class IdempotencyKeyReused(InvalidInput):
+    """An Idempotency-Key already used for a different request (→ 422, Stripe semantics)."""
+
+    code = "idempotency_key_reused"
+
+
+class IdempotencyKeyInUse(Conflict):
+    """A request with the same Idempotency-Key is still in flight (→ 409; retry once it has finished)."""
+
+    code = "idempotency_key_in_use"

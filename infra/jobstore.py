@@ -19,9 +19,12 @@ from pydantic import BaseModel, Field
 from extraction.errors import NotFound
 from extraction.protocols import Usage
 from infra import keys
+from infra.errors import TooManyRequests
 from infra.redis_client import redis_errors
 
 MAX_REDUCE_LEVELS = 8
+RETRY_AFTER_SECONDS = 5
+"""What a tenant over its live-job limit is told to wait: jobs take seconds to minutes."""
 
 
 class JobStatus(StrEnum):
@@ -81,8 +84,20 @@ if not status then return -1 end
 if status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
 for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('ZREM', KEYS[2], ARGV[1])
-for i = 3, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
+redis.call('SREM', KEYS[3], ARGV[1])
+for i = 4, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+"""
+
+_CREATE = """
+local limit = tonumber(ARGV[2])
+if limit > 0 and redis.call('SCARD', KEYS[4]) >= limit then return 0 end
+for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
+redis.call('SADD', KEYS[4], ARGV[1])
 return 1
 """
 
@@ -169,6 +184,10 @@ def _decode_usage(fields: dict[str, str]) -> Usage:
     return Usage(**counts, cost_usd=float(cost) if cost is not None else None)
 
 
+def _flat(fields: dict[str, str]) -> list[str]:
+    return [item for pair in fields.items() for item in pair]
+
+
 def _pairs(fields: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for name, value in fields.items():
@@ -192,6 +211,7 @@ class JobStore:
         self._r = client
         self._ttl = ttl_seconds
         self._deadline = deadline_seconds
+        self._create = client.register_script(_CREATE)
         self._finish = client.register_script(_FINISH)
         self._record_part = client.register_script(_RECORD_PART)
         self._update_live = client.register_script(_UPDATE_LIVE)
@@ -199,16 +219,40 @@ class JobStore:
         self._retry_overdue = client.register_script(_RETRY_OVERDUE)
 
     # --- lifecycle ----------------------------------------------------------------------------
-    def create(self, record: JobRecord) -> JobRecord:
+    def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
+        """Write a new live job; with `max_live` > 0, `TooManyRequests` when its tenant already has that many.
+
+        Admission and creation are one Lua script, so concurrent creates cannot both take the last slot.
+        """
         record = record.model_copy(update={"deadline_at": record.created_at + self._deadline, "attempts": max(record.attempts, 1)})
+        if self._admit(record, max_live) or (self._prune_live(record.tenant) and self._admit(record, max_live)):
+            return record
+        raise TooManyRequests(
+            f"tenant {record.tenant!r} already has {max_live} extraction jobs running; retry when one has finished",
+            retry_after=RETRY_AFTER_SECONDS, limit=max_live,
+        )
+
+    def _admit(self, record: JobRecord, max_live: int) -> bool:
+        job_keys = [keys.job(record.id), keys.JOBS_ACTIVE, keys.session_jobs(record.session_id), keys.tenant_live_jobs(record.tenant)]
+        args = [record.id, max_live, self._ttl + self._deadline, record.deadline_at, record.created_at, *_flat(_encode(record))]
         with redis_errors():
+            return self._create(keys=job_keys, args=args) == 1
+
+    def _prune_live(self, tenant: str) -> bool:
+        """Drop ids of jobs that no longer exist or already ended (deleted, expired); True if any went."""
+        live_key = keys.tenant_live_jobs(tenant)
+        with redis_errors():
+            ids = list(self._r.smembers(live_key))
             pipe = self._r.pipeline()
-            pipe.hset(keys.job(record.id), mapping=_encode(record))
-            pipe.expire(keys.job(record.id), self._ttl + self._deadline)
-            pipe.zadd(keys.JOBS_ACTIVE, {record.id: record.deadline_at})
-            pipe.zadd(keys.session_jobs(record.session_id), {record.id: record.created_at})
-            pipe.execute()
-        return record
+            for job_id in ids:
+                pipe.hget(keys.job(job_id), "status")
+            stale = [job_id for job_id, status in zip(ids, pipe.execute()) if status is None or JobStatus(status).terminal]
+            return bool(stale) and bool(self._r.srem(live_key, *stale))
+
+    def count_live(self, tenant: str) -> int:
+        """The tenant's non-terminal jobs (what `max_live` is checked against)."""
+        with redis_errors():
+            return int(self._r.scard(keys.tenant_live_jobs(tenant)))
 
     def get(self, job_id: str, tenant: str | None = None) -> JobRecord:
         with redis_errors():
@@ -229,8 +273,9 @@ class JobStore:
         """Move a live job to a terminal state exactly once; later calls return False and change nothing."""
         assert status.terminal, status
         values = {"status": status.value, "finished_at": time.time(), **fields}
-        job_keys = [keys.job(job_id), keys.JOBS_ACTIVE] + keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
         with redis_errors():
+            tenant = self._r.hget(keys.job(job_id), "tenant") or ""
+            job_keys = [keys.job(job_id), keys.JOBS_ACTIVE, keys.tenant_live_jobs(tenant)] + keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
             outcome = self._finish(keys=job_keys, args=[job_id, self._ttl, *_pairs(values)])
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
@@ -359,9 +404,19 @@ class JobStore:
     def delete(self, job_ids: list[str]) -> None:
         if not job_ids:
             return
+        tenants = self._tenants(job_ids)
+        with redis_errors():
+            pipe = self._r.pipeline()
+            for job_id, tenant in zip(job_ids, tenants):
+                pipe.delete(*keys.job_keys(job_id, MAX_REDUCE_LEVELS))
+                pipe.zrem(keys.JOBS_ACTIVE, job_id)
+                if tenant is not None:
+                    pipe.srem(keys.tenant_live_jobs(tenant), job_id)
+            pipe.execute()
+
+    def _tenants(self, job_ids: list[str]) -> list[str | None]:
         with redis_errors():
             pipe = self._r.pipeline()
             for job_id in job_ids:
-                pipe.delete(*keys.job_keys(job_id, MAX_REDUCE_LEVELS))
-                pipe.zrem(keys.JOBS_ACTIVE, job_id)
-            pipe.execute()
+                pipe.hget(keys.job(job_id), "tenant")
+            return pipe.execute()

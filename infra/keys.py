@@ -59,3 +59,22 @@ JOBS_ACTIVE = f"{PREFIX}:jobs:active"
 
 WATCHDOG_LOCK = f"{PREFIX}:watchdog:lock"
 """String with a TTL of one watchdog interval: the worker that sets it scans overdue jobs for that tick."""
+
+# --- access control -------------------------------------------------------------------------------
+API_KEYS = f"{PREFIX}:apikeys"
+"""Hash: sha256(api key) hex → JSON `{"tenant", "created_at"}`. Only hashes are stored; `toolout keys` manages it."""
+
+
+def tenant_live_jobs(tenant: str) -> str:
+    """Set of the tenant's non-terminal job ids: added when a job is created, removed when it finishes."""
+    return f"{PREFIX}:tenant:{tenant}:jobs:live"
+
+
+def idempotency(tenant: str, key_digest: str) -> str:
+    """String: the stored response (JSON) of the first request with that Idempotency-Key; expires after the TTL."""
+    return f"{PREFIX}:idempotency:{tenant}:{key_digest}"
+
+
+def idempotency_lock(tenant: str, key_digest: str) -> str:
+    """String set NX while the first request with that Idempotency-Key is in flight (short TTL)."""
+    return f"{PREFIX}:idempotency:{tenant}:{key_digest}:lock"

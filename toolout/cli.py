@@ -1,11 +1,18 @@
-"""The `toolout` command: run the API, a worker, the offline model, or the end-to-end demo."""
+"""The `toolout` command: run the API, a worker, the offline model, the end-to-end demo; manage API keys."""
 
 from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
+
+if TYPE_CHECKING:
+    from infra.apikeys import ApiKeyStore
+
+T = TypeVar("T")
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -58,6 +65,57 @@ def demo(
     from toolout.demo import run_demo
 
     raise typer.Exit(run_demo(json_mb=size_mb, log_mb=log_mb, worker_count=workers))
+
+
+# --- API keys ---------------------------------------------------------------------------------
+keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys in Redis (TOOLOUT_REDIS_URL); only sha256 hashes are stored.")
+app.add_typer(keys_app, name="keys")
+
+
+def _key_store() -> ApiKeyStore:
+    """The key store on the Redis the API uses, with the keys configured in TOOLOUT_API_KEYS."""
+    from infra.apikeys import ApiKeyStore  # noqa: F811 - imported lazily, like every command's heavy imports
+    from infra.redis_client import connect
+    from infra.settings import Settings
+
+    settings = Settings()
+    return ApiKeyStore(connect(settings.redis_url), settings.api_keys)
+
+
+def _or_exit(action: Callable[[], T]) -> T:
+    """Run a key-store action; our errors (bad tenant, unknown prefix, Redis down) become a message and exit 1."""
+    from extraction.errors import ToolOutError
+
+    try:
+        return action()
+    except ToolOutError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        raise typer.Exit(1) from None
+
+
+@keys_app.command("create")
+def keys_create(tenant: str = typer.Option(..., help="the tenant the key acts for (letters, digits, . _ -)")) -> None:
+    """Create a key and print it on stdout, once: it is not stored anywhere, only its hash is."""
+    key, info = _or_exit(lambda: _key_store().create(tenant))
+    typer.echo(key)
+    typer.echo(f"created a key for tenant {info.tenant!r}, hash {info.key_hash}; it is shown only this once", err=True)
+
+
+@keys_app.command("list")
+def keys_list() -> None:
+    """Every key: hash, tenant, where it comes from (settings or redis) and when it was created."""
+    import datetime
+
+    for info in _or_exit(lambda: _key_store().list()):
+        created = datetime.datetime.fromtimestamp(info.created_at).isoformat(timespec="seconds") if info.created_at else "-"
+        typer.echo(f"{info.key_hash}  {info.tenant:<24}  {info.source:<8}  {created}")
+
+
+@keys_app.command("revoke")
+def keys_revoke(hash_prefix: str = typer.Argument(..., help="at least 8 hex characters of the key's hash (from `toolout keys list`)")) -> None:
+    """Delete a key stored in Redis; requests with it are refused (401) from now on."""
+    info = _or_exit(lambda: _key_store().revoke(hash_prefix))
+    typer.echo(f"revoked {info.key_hash} (tenant {info.tenant!r})")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import pytest
 from extraction.errors import NotFound
 from extraction.protocols import Usage
 from infra import keys
+from infra.errors import TooManyRequests
 from infra.jobstore import JobRecord, JobStatus, JobStore
 
 
@@ -87,3 +88,55 @@ def test_session_listing_and_delete(jobs: JobStore) -> None:
     assert [j.id for j in jobs.list_for_session("s1")] == ["a", "b"]
     jobs.delete(["a"])
     assert [j.id for j in jobs.list_for_session("s1")] == ["b"]
+
+# --- per-tenant live jobs (the concurrency limit) ------------------------------------------------
+def tenant_job(jobs: JobStore, job_id: str, tenant: str = "acme", max_live: int = 0) -> JobRecord:
+    return jobs.create(JobRecord(id=job_id, session_id="s1", tenant=tenant, handle="h1", extract="errors"), max_live=max_live)
+
+
+def test_finishing_a_job_frees_its_tenant_slot(jobs: JobStore, redis_client) -> None:
+    tenant_job(jobs, "a")
+    tenant_job(jobs, "b")
+    assert jobs.count_live("acme") == 2 and redis_client.smembers(keys.tenant_live_jobs("acme")) == {"a", "b"}
+    assert jobs.finish("a", JobStatus.SUCCEEDED, result="done")
+    assert jobs.count_live("acme") == 1
+    assert jobs.cancel("b") and jobs.count_live("acme") == 0
+
+
+def test_the_limit_counts_live_jobs_per_tenant(jobs: JobStore) -> None:
+    tenant_job(jobs, "a", max_live=2)
+    tenant_job(jobs, "b", max_live=2)
+    with pytest.raises(TooManyRequests) as refused:
+        tenant_job(jobs, "c", max_live=2)
+    assert refused.value.retry_after > 0 and refused.value.details["limit"] == 2
+    with pytest.raises(NotFound):
+        jobs.get("c")
+    tenant_job(jobs, "other", tenant="globex", max_live=2)
+    jobs.finish("a", JobStatus.FAILED, error="x")
+    tenant_job(jobs, "c", max_live=2)
+
+
+def test_deleted_or_vanished_jobs_do_not_hold_slots(jobs: JobStore, redis_client) -> None:
+    tenant_job(jobs, "a", max_live=2)
+    tenant_job(jobs, "b", max_live=2)
+    jobs.delete(["a"])
+    assert jobs.count_live("acme") == 1
+    redis_client.delete(keys.job("b"))  # e.g. its record expired: pruned when the limit is reached
+    tenant_job(jobs, "c", max_live=2)
+    tenant_job(jobs, "d", max_live=2)
+    assert redis_client.smembers(keys.tenant_live_jobs("acme")) == {"c", "d"}
+
+
+def test_concurrent_creates_never_exceed_the_limit(jobs: JobStore) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def attempt(i: int) -> bool:
+        try:
+            tenant_job(jobs, f"j{i}", max_live=5)
+            return True
+        except TooManyRequests:
+            return False
+
+    with ThreadPoolExecutor(16) as pool:
+        admitted = sum(pool.map(attempt, range(40)))
+    assert admitted == 5 == jobs.count_live("acme")
