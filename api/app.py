@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from api.errors import install_error_handlers
 from api.lifecycle import SWEEP_INTERVAL_SECONDS, build_services, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
-from api.routers import extractions, health, outputs, sessions
+from api.routers import extractions, health, lines, outputs, sessions
 from infra.settings import Settings, get_settings
 from infra.tokenizer_files import ensure_offline_encodings
 
@@ -47,6 +47,6 @@ def create_app(settings: Settings | None = None, *, sweep_interval: float = SWEE
     app.state.metrics = Metrics()
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_error_handlers(app)
-    for module in (sessions, outputs, extractions, health):
+    for module in (sessions, outputs, lines, extractions, health):
         app.include_router(module.router)
     return app

@@ -84,7 +84,31 @@ class OutputView(StatsView):
 
 
 def output_links(handle: str, session_id: str) -> Links:
-    return {"self": f"/v1/outputs/{handle}", "content": f"/v1/outputs/{handle}/content", "session": f"/v1/sessions/{session_id}"}
+    base = f"/v1/outputs/{handle}"
+    return {"self": base, "content": f"{base}/content", "lines": f"{base}/lines", "grep": f"{base}/grep", "session": f"/v1/sessions/{session_id}"}
+
+
+# --- lines (Read / Grep) ----------------------------------------------------------------------
+class ReadView(BaseModel):
+    """`GET /v1/outputs/{handle}/lines` as JSON: the rendered window plus where it sits in the output."""
+
+    text: str = Field(description="the numbered lines, `{n:>6}\\t{line}` joined by newlines (empty past the end)")
+    first_line: int
+    last_line: int = Field(description="smaller than first_line when the window is empty")
+    total_lines: int
+    truncated: bool = Field(description="more lines follow the window")
+    clipped_lines: int = Field(0, description="lines in the window cut at the per-line character limit")
+    note: str | None = Field(description="what the agent should know beyond the lines (paging hint, past the end, clipping)")
+
+
+class GrepView(BaseModel):
+    """`GET /v1/outputs/{handle}/grep` as JSON: grep -n style lines plus counts."""
+
+    text: str = Field(description="`{n:>6}:\\t{line}` for a match, `{n:>6}-\\t{line}` for context, `--` between groups")
+    matches: int = Field(description="matching lines (not occurrences)")
+    lines_scanned: int
+    truncated: bool = Field(description="stopped at max_matches; later lines were not searched")
+    note: str | None
 
 
 def output_view(record: OutputRecord) -> OutputView:

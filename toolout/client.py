@@ -59,7 +59,11 @@ class ToolOutClient:
         return self._text("GET", f"/v1/outputs/{handle}/lines", params={"offset": offset, "limit": limit})
 
     def grep(self, handle: str, pattern: str, **options: Any) -> str:
-        return self._text("GET", f"/v1/outputs/{handle}/grep", params={"pattern": pattern, **options})
+        """Options are the Grep tool's (regex, ignore_case, before, after, max_matches); None means "not
+        given", as in strict-mode tool calls, and is dropped (httpx would send `regex=`, a 422).
+        """
+        params = {"pattern": pattern, **{name: value for name, value in options.items() if value is not None}}
+        return self._text("GET", f"/v1/outputs/{handle}/grep", params=params)
 
     # --- extraction jobs ------------------------------------------------------------------------
     def submit(self, handle: str, extract: str, mode: str = "auto") -> dict[str, Any]:
