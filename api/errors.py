@@ -15,7 +15,9 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from extraction.errors import Conflict, InvalidInput, NotFound, PatternError, PayloadTooLarge, ToolOutError
 from infra.errors import BackendUnavailable
@@ -51,6 +53,18 @@ _CODE_BY_HTTP_STATUS = {
     413: "payload_too_large",
     415: "unsupported_media_type",
 }
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="machine-readable, e.g. not_found, validation_error, payload_too_large")
+    message: str
+    details: dict[str, Any] = Field(description="context: the offending field, limits, `tool_result` for an unknown handle")
+
+
+class ErrorBody(BaseModel):
+    """The one error shape every 4xx/5xx has (what `error_responses` documents)."""
+
+    error: ErrorDetail
 
 
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -101,9 +115,27 @@ def _clean_error(err: dict[str, Any]) -> dict[str, Any]:
     return {"loc": list(err.get("loc", ())), "msg": str(err.get("msg", "")), "type": str(err.get("type", ""))}
 
 
-def _http_error(exc: StarletteHTTPException) -> JSONResponse:
+def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     code = _CODE_BY_HTTP_STATUS.get(exc.status_code, "http_error")
-    return error_response(exc.status_code, code, str(exc.detail), headers=exc.headers)
+    headers = exc.headers
+    if exc.status_code == 405:
+        headers = {**(headers or {}), "Allow": _allowed_methods(request)}
+    return error_response(exc.status_code, code, str(exc.detail), headers=headers)
+
+
+_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def _allowed_methods(request: Request) -> str:
+    """Every method the path supports (RFC 9110 §15.5.6), not only those of the first route Starlette tried.
+
+    FastAPI registers `GET /x` and `DELETE /x` as two routes, and Starlette's own 405 names the first
+    one's. Each method is tried against the routes through the public `matches`, which also sees
+    into included routers.
+    """
+    routes = request.app.router.routes
+    allowed = [method for method in _METHODS if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)]
+    return ", ".join(allowed)
 
 
 def _jsonable(details: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +149,7 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
     if isinstance(exc, RequestValidationError):
         return _validation_error(exc)
     if isinstance(exc, StarletteHTTPException):
-        return _http_error(exc)
+        return _http_error(request, exc)
     # No logging here: Starlette re-raises after this response, and the server logs the traceback.
     return error_response(500, "internal_error", "internal error")
 
@@ -125,7 +157,7 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` entries documenting the error shape for the given statuses."""
     example = error_body("code", "what went wrong", {"field": "context"})
-    return {status: {"description": "error", "content": {"application/json": {"example": example}}} for status in statuses}
+    return {status: {"model": ErrorBody, "description": "error", "content": {"application/json": {"example": example}}} for status in statuses}
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -62,7 +62,7 @@ def _submit(jobs: JobStore, submit: Any, job: JobRecord) -> None:
         raise
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=JobView, responses=error_responses(404, 422, 503))
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=JobView, responses=error_responses(400, 404, 422, 503))
 def create_extraction(
     body: ExtractionRequest, records: RecordsDep, jobs: JobsDep, submit: SubmitterDep, settings: SettingsDep, metrics: MetricsDep, tenant: Tenant, response: Response
 ) -> Any:

@@ -12,6 +12,7 @@ import uuid
 from fastapi import APIRouter, Response, status
 
 from api.deps import JobsDep, RecordsDep, ServicesDep, SettingsDep, Tenant
+from api.errors import error_responses
 from api.lifecycle import purge_session
 from api.routers import API_PREFIX
 from api.schemas import JobList, SessionView, job_view, session_view
@@ -27,14 +28,14 @@ def create_session(records: RecordsDep, settings: SettingsDep, tenant: Tenant, r
     return session_view(record, ttl_seconds=settings.session_ttl_seconds)
 
 
-@router.get("/{session_id}", response_model=SessionView)
+@router.get("/{session_id}", response_model=SessionView, responses=error_responses(404, 422))
 def get_session(session_id: uuid.UUID, records: RecordsDep, settings: SettingsDep, tenant: Tenant) -> SessionView:
     """The session and its stored handles; reading it counts as use and postpones its expiry."""
     record = records.get_session(str(session_id), tenant)
     return session_view(record, ttl_seconds=settings.session_ttl_seconds, outputs=records.session_handles(record.id))
 
 
-@router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT, responses=error_responses(404, 422))
 def delete_session(session_id: uuid.UUID, services: ServicesDep, tenant: Tenant) -> Response:
     """Remove the session with its blobs, jobs and records (the end of an agent conversation)."""
     record = services.records.get_session(str(session_id), tenant)
@@ -42,7 +43,7 @@ def delete_session(session_id: uuid.UUID, services: ServicesDep, tenant: Tenant)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-@router.get("/{session_id}/extractions", response_model=JobList)
+@router.get("/{session_id}/extractions", response_model=JobList, responses=error_responses(404, 422))
 def list_extractions(session_id: uuid.UUID, records: RecordsDep, jobs: JobsDep, tenant: Tenant) -> JobList:
     """Every extraction job of the session, oldest first."""
     record = records.get_session(str(session_id), tenant)
