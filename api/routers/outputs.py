@@ -8,6 +8,7 @@ too-large text (seed 002 §2a) the agent framework shows the model in place of t
 from __future__ import annotations
 
 import json
+import unicodedata
 import uuid
 from typing import Annotated, Any
 
@@ -53,6 +54,9 @@ def _tool_name(header: str | None, query: str | None) -> str:
     loc = ("header", "x-tool-name") if header is not None else ("query", "tool_name")
     if len(name) > MAX_TOOL_NAME_CHARS:
         raise validation_error(loc, f"at most {MAX_TOOL_NAME_CHARS} characters", "string_too_long")
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        # A header cannot carry them, so only the query could smuggle a NUL or a line break into prompts and results.
+        raise validation_error(loc, "must not contain control characters (NUL, line breaks, ...)", "string_pattern_mismatch")
     return name or "unknown"
 
 
