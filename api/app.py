@@ -2,7 +2,8 @@
 
 There is deliberately no module-level `app`: settings come from the environment when the app is
 built, and tests build apps with their own settings. The lifespan opens Redis and the blob store
-once per process and runs the idle-session sweeper in the background.
+once per process and runs the idle-session sweeper in the background. Every `/v1` router is
+included behind `get_tenant` (API key → tenant), so no resource route can forget to authenticate.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
-from api.errors import install_error_handlers
+from api.auth import announce_auth_mode
+from api.deps import get_tenant
+from api.errors import error_responses, install_error_handlers
 from api.lifecycle import SWEEP_INTERVAL_SECONDS, build_services, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
 from api.routers import extractions, health, lines, outputs, sessions
@@ -28,6 +31,7 @@ def create_app(settings: Settings | None = None, *, sweep_interval: float = SWEE
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         services = build_services(settings)
         app.state.services = services
+        announce_auth_mode(settings, services.api_keys)
         sweeper = asyncio.create_task(sweep_forever(services, sweep_interval), name="toolout-session-sweeper")
         try:
             yield
@@ -47,6 +51,7 @@ def create_app(settings: Settings | None = None, *, sweep_interval: float = SWEE
     app.state.metrics = Metrics()
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_error_handlers(app)
-    for module in (sessions, outputs, lines, extractions, health):
-        app.include_router(module.router)
+    for module in (sessions, outputs, lines, extractions):
+        app.include_router(module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401))
+    app.include_router(health.router)  # probes and metrics stay open
     return app

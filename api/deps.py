@@ -1,8 +1,8 @@
 """Request dependencies, full-stack-fastapi-template style: `Annotated` aliases routes declare by type.
 
 Everything a route touches (settings, stores, the job submitter, the worker ping, the tenant) comes
-through here, so tests swap one function via `app.dependency_overrides` and later changes (API keys
-instead of the constant tenant, a different dispatcher) stay local to this module.
+through here, so tests swap one function via `app.dependency_overrides` and later changes (a
+different dispatcher, another way to authenticate) stay local to this module.
 """
 
 from __future__ import annotations
@@ -13,10 +13,14 @@ from typing import Annotated, Any
 
 import redis
 from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials
 
+from api.auth import authenticate, bearer_scheme
 from api.metrics import Metrics
+from infra.apikeys import ApiKeyStore
 from infra.blobstore import BlobStore
 from infra.errors import BackendUnavailable
+from infra.idempotency import IdempotencyStore
 from infra.jobstore import JobStore
 from infra.records import DEFAULT_TENANT, RecordStore
 from infra.settings import Settings
@@ -37,6 +41,8 @@ class Services:
     records: RecordStore
     jobs: JobStore
     blobs: BlobStore
+    api_keys: ApiKeyStore
+    idempotency: IdempotencyStore
 
 
 def get_services(request: Request) -> Services:
@@ -63,9 +69,20 @@ def get_metrics(request: Request) -> Metrics:
     return request.app.state.metrics
 
 
-def get_tenant() -> str:
-    """Who is calling. Always the dev tenant until API keys land; only this function will change."""
-    return DEFAULT_TENANT
+def get_idempotency(services: Annotated[Services, Depends(get_services)]) -> IdempotencyStore:
+    return services.idempotency
+
+
+def get_tenant(request: Request, _: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer_scheme)]) -> str:
+    """Who is calling: the tenant of the bearer API key (401 otherwise), or "dev" when auth_mode is dev.
+
+    `bearer_scheme` only puts the lock in the OpenAPI document; the raw header is parsed here so a
+    malformed one gets its own message instead of looking absent.
+    """
+    services = get_services(request)
+    if services.settings.auth_mode == "dev":
+        return DEFAULT_TENANT
+    return authenticate(request.headers.get("authorization"), services.api_keys)
 
 
 def submit_with_celery(job_id: str) -> None:
@@ -118,4 +135,5 @@ SubmitterDep = Annotated[Submitter, Depends(get_submitter)]
 RevokerDep = Annotated[Revoker, Depends(get_revoker)]
 WorkerPingDep = Annotated[WorkerPing, Depends(get_worker_ping)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+IdempotencyDep = Annotated[IdempotencyStore, Depends(get_idempotency)]
 Tenant = Annotated[str, Depends(get_tenant)]

@@ -3,7 +3,8 @@
 Every error response has the same body, `{"error": {"code", "message", "details"}}`, so SDK and MCP
 clients parse one shape. Client mistakes are always 4xx: validation problems are 422, our
 `InvalidInput` family 400 (413 for uploads over the limit, 416 for unsatisfiable ranges), and only
-an exception we did not raise on purpose becomes a logged 500 that reveals nothing.
+an exception we did not raise on purpose becomes a logged 500 that reveals nothing. A 401 carries
+a `WWW-Authenticate: Bearer` challenge, a 429 (and a 503) a `Retry-After`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from extraction.errors import Conflict, InvalidInput, NotFound, PatternError, PayloadTooLarge, ToolOutError
-from infra.errors import BackendUnavailable
+from infra.errors import BackendUnavailable, IdempotencyKeyReused, TooManyRequests, Unauthorized
 
 log = logging.getLogger("toolout.api")
 
@@ -35,11 +36,14 @@ class RangeNotSatisfiable(InvalidInput):
 
 _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     RangeNotSatisfiable: 416,
+    IdempotencyKeyReused: 422,
     PayloadTooLarge: 413,
     PatternError: 400,
     InvalidInput: 400,
     NotFound: 404,
     Conflict: 409,
+    Unauthorized: 401,
+    TooManyRequests: 429,
     BackendUnavailable: 503,
 }
 
@@ -52,6 +56,7 @@ _CODE_BY_HTTP_STATUS = {
     406: "not_acceptable",
     413: "payload_too_large",
     415: "unsupported_media_type",
+    429: "too_many_requests",
 }
 
 
@@ -86,6 +91,10 @@ def status_for(exc: ToolOutError) -> int:
 def _headers_for(exc: ToolOutError, status: int) -> dict[str, str] | None:
     if status == 503:
         return {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    if isinstance(exc, TooManyRequests):
+        return {"Retry-After": str(exc.retry_after)}
+    if isinstance(exc, Unauthorized):
+        return {"WWW-Authenticate": exc.challenge}
     if status == 416 and "size" in exc.details:
         return {"Content-Range": f"bytes */{exc.details['size']}"}
     return None

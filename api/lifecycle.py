@@ -13,7 +13,9 @@ import logging
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import Services
+from infra.apikeys import ApiKeyStore
 from infra.blobstore import open_blob_store_from_settings
+from infra.idempotency import IdempotencyStore
 from infra.jobstore import JobStore
 from infra.records import RecordStore, session_prefix
 from infra.redis_client import connect
@@ -32,6 +34,8 @@ def build_services(settings: Settings) -> Services:
         records=RecordStore(client, session_ttl_seconds=settings.session_ttl_seconds),
         jobs=JobStore(client, ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds),
         blobs=open_blob_store_from_settings(settings),
+        api_keys=ApiKeyStore(client, settings.api_keys),
+        idempotency=IdempotencyStore(client, ttl_seconds=settings.idempotency_ttl_seconds),
     )
 
 

@@ -50,6 +50,7 @@ class LLMBudgetExhausted(ExtractionError):
 
     code = "llm_budget_exhausted"
 
+
 class Unauthorized(ToolOutError):
     """No credentials, malformed credentials or an unknown API key (→ 401 with a Bearer challenge).
 

@@ -60,6 +60,7 @@ JOBS_ACTIVE = f"{PREFIX}:jobs:active"
 WATCHDOG_LOCK = f"{PREFIX}:watchdog:lock"
 """String with a TTL of one watchdog interval: the worker that sets it scans overdue jobs for that tick."""
 
+
 # --- access control -------------------------------------------------------------------------------
 API_KEYS = f"{PREFIX}:apikeys"
 """Hash: sha256(api key) hex → JSON `{"tenant", "created_at"}`. Only hashes are stored; `toolout keys` manages it."""

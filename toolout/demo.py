@@ -23,9 +23,14 @@ console = Console()
 
 
 def demo_env(model_port: int, var: Path) -> dict[str, str]:
-    """Every process of the demo sees the same wiring: offline model, local blob dir, demo limits."""
+    """Every process of the demo sees the same wiring: offline model, local blob dir, demo limits.
+
+    Authentication is off (dev mode, announced by the API at start-up): the demo's processes are
+    local children that exit with it, and it must run on a fresh machine with no key provisioned.
+    """
     return {
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "TOOLOUT_AUTH_MODE": "dev",
         "TOOLOUT_MODEL": "openai/toolout-offline",
         "TOOLOUT_MODEL_API_BASE": f"http://127.0.0.1:{model_port}/v1",
         "TOOLOUT_MODEL_API_KEY": "offline",

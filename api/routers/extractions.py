@@ -2,7 +2,9 @@
 
 The job record in Redis (`infra.jobstore`) is the truth the API reports; Celery only carries the
 job id. A job is written before it is submitted, so a fast worker always finds it, and a submit
-that fails marks it failed, so no job stays queued forever without a task behind it.
+that fails marks it failed, so no job stays queued forever without a task behind it. Creating is
+idempotent with an `Idempotency-Key`, and refused (429) while the tenant has
+`max_concurrent_jobs_per_tenant` jobs live.
 """
 
 from __future__ import annotations
@@ -13,16 +15,19 @@ import uuid
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import JobsDep, MetricsDep, RecordsDep, SettingsDep, RevokerDep, SubmitterDep, Tenant
+from api.deps import IdempotencyDep, JobsDep, MetricsDep, RecordsDep, SettingsDep, RevokerDep, SubmitterDep, Tenant
 from api.errors import error_responses, validation_error
+from api.idempotency import IdempotencyKey, idempotent
 from api.routers import API_PREFIX
 from api.schemas import ExtractionRequest, JobView, job_view
 from extraction.errors import Conflict, NotFound
 from extraction.nonce import new_nonce
 from extraction.results import unknown_handle_text
 from infra.errors import BackendUnavailable
+from infra.idempotency import fingerprint
 from infra.jobstore import JobRecord, JobStatus, JobStore
 from infra.records import OutputRecord, RecordStore, new_id
 
@@ -62,19 +67,40 @@ def _submit(jobs: JobStore, submit: Any, job: JobRecord) -> None:
         raise
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=JobView, responses=error_responses(400, 404, 422, 503))
+@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=JobView, responses=error_responses(400, 404, 409, 422, 429, 503))
 def create_extraction(
-    body: ExtractionRequest, records: RecordsDep, jobs: JobsDep, submit: SubmitterDep, settings: SettingsDep, metrics: MetricsDep, tenant: Tenant, response: Response
+    body: ExtractionRequest,
+    request: Request,
+    records: RecordsDep,
+    jobs: JobsDep,
+    submit: SubmitterDep,
+    settings: SettingsDep,
+    metrics: MetricsDep,
+    tenant: Tenant,
+    idempotency: IdempotencyDep,
+    idempotency_key: IdempotencyKey = None,
 ) -> Any:
-    """Start extracting `extract` from the output under `handle` (the `tool_output` tool call)."""
+    """Start extracting `extract` from the output under `handle` (the `tool_output` tool call).
+
+    With an `Idempotency-Key`, a retry of the same request gets the first answer, not a second job.
+    """
     if len(body.extract) > settings.max_extract_chars:
         raise validation_error(("body", "extract"), f"at most {settings.max_extract_chars} characters", "string_too_long")
-    job = jobs.create(_new_job(_live_output(records, str(body.handle), tenant), body))
-    _submit(jobs, submit, job)
-    metrics.jobs_submitted.inc()
-    response.headers["Location"] = f"/v1/extractions/{job.id}"
-    response.headers["Retry-After"] = "1"
-    return job_view(job)
+
+    def produce() -> Response:
+        output = _live_output(records, str(body.handle), tenant)
+        job = jobs.create(_new_job(output, body), max_live=settings.max_concurrent_jobs_per_tenant)
+        _submit(jobs, submit, job)
+        metrics.jobs_submitted.inc()
+        return _accepted(job)
+
+    return idempotent(idempotency, tenant, idempotency_key, fingerprint("POST", request.url.path, body.model_dump_json()), produce)
+
+
+def _accepted(job: JobRecord) -> JSONResponse:
+    """202 with where to poll; built here (not by FastAPI) so the idempotency layer can keep it."""
+    headers = {"Location": f"/v1/extractions/{job.id}", "Retry-After": "1"}
+    return JSONResponse(job_view(job).model_dump(mode="json"), status_code=status.HTTP_202_ACCEPTED, headers=headers)
 
 
 @router.get("/{job_id}", response_model=JobView, responses=error_responses(404, 422))

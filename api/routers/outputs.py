@@ -2,11 +2,14 @@
 
 An upload is measured while it streams to a spool file (`api.ingest`) and then handed to the blob
 store with `put_file`, so a 1 GB output costs bounded memory. The answer carries the exact
-too-large text (seed 002 §2a) the agent framework shows the model in place of the output.
+too-large text (seed 002 §2a) the agent framework shows the model in place of the output. With an
+`Idempotency-Key` a retried upload stores nothing new: the body is still received (its sha256 is
+part of the fingerprint), then the first answer is replayed.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import unicodedata
 import uuid
@@ -18,12 +21,14 @@ from starlette.concurrency import run_in_threadpool
 
 from api.deps import BlobsDep, MetricsDep, RecordsDep, Services, ServicesDep, SettingsDep, Tenant
 from api.errors import error_responses, validation_error
+from api.idempotency import IdempotencyKey, idempotent
 from api.ingest import Spooled, UploadMeta, output_blob_keys, spool, spool_dir, store_output, too_large
 from api.ranges import parse_range
 from api.routers import API_PREFIX
 from api.schemas import InlineResult, OutputView, StorePolicy, UploadResult, output_links, output_view
 from extraction.errors import InvalidInput
 from extraction.oversize import is_oversized, too_large_message
+from infra.idempotency import fingerprint
 from infra.records import SessionRecord
 
 router = APIRouter(prefix=API_PREFIX, tags=["outputs"])
@@ -99,7 +104,7 @@ def _check_declared_length(request: Request, limit: int) -> None:
     "/sessions/{session_id}/outputs",
     status_code=status.HTTP_201_CREATED,
     response_model=UploadResult,
-    responses={200: {"model": InlineResult, "description": "store=if_oversized and the output fits"}, **error_responses(400, 404, 413, 422, 503)},
+    responses={200: {"model": InlineResult, "description": "store=if_oversized and the output fits"}, **error_responses(400, 404, 409, 413, 422, 503)},
     openapi_extra=_RAW_BODY,
 )
 async def upload_output(
@@ -110,20 +115,29 @@ async def upload_output(
     tenant: Tenant,
     meta: Annotated[UploadMeta, Depends(upload_meta)],
     store: Annotated[StorePolicy, Query(description="always, or only when the output is oversized")] = "always",
+    idempotency_key: IdempotencyKey = None,
 ) -> Any:
-    """Store one tool output (the raw body) in the session and measure it."""
+    """Store one tool output (the raw body) in the session and measure it; idempotent with an `Idempotency-Key`."""
     settings = services.settings
     _check_declared_length(request, settings.max_upload_bytes)
     session = await run_in_threadpool(services.records.get_session, str(session_id), tenant)
     spooled = await spool(request.stream(), directory=spool_dir(settings), limit=settings.max_upload_bytes, encoding=settings.tokenizer_encoding)
     metrics.upload_bytes.inc(spooled.size)
     try:
-        return await run_in_threadpool(_finish_upload, services, session, meta, spooled, store)
+        key_print = _upload_fingerprint(request, meta, spooled, store)
+        produce = functools.partial(_finish_upload, services, session, meta, spooled, store)
+        return await run_in_threadpool(idempotent, services.idempotency, tenant, idempotency_key, key_print, produce)
     finally:
         spooled.path.unlink(missing_ok=True)
 
 
-def _finish_upload(services: Services, session: SessionRecord, meta: UploadMeta, spooled: Spooled, store: StorePolicy) -> Any:
+def _upload_fingerprint(request: Request, meta: UploadMeta, spooled: Spooled, store: StorePolicy) -> str:
+    """The same upload: same path, same bytes (the sha256 measured while streaming), same tool headers and policy."""
+    stats = spooled.measured.stats
+    return fingerprint("POST", request.url.path, stats.sha256, str(stats.bytes), meta.tool_name, meta.tool_args, meta.content_type, store)
+
+
+def _finish_upload(services: Services, session: SessionRecord, meta: UploadMeta, spooled: Spooled, store: StorePolicy) -> JSONResponse:
     """Inline answer for a small output under `store=if_oversized`; otherwise store it and answer 201."""
     settings, stats = services.settings, spooled.measured.stats
     oversized = is_oversized(stats, max_bytes=settings.tool_response_max_bytes, budget_tokens=settings.context_budget_tokens)
@@ -133,7 +147,8 @@ def _finish_upload(services: Services, session: SessionRecord, meta: UploadMeta,
     record = store_output(services.blobs, services.records, session, meta, spooled)
     message = too_large_message(stats, record.handle) if oversized else None
     links = output_links(record.handle, session.id)
-    return UploadResult(**stats.model_dump(), handle=record.handle, session_id=session.id, oversized=oversized, message=message, links=links)
+    result = UploadResult(**stats.model_dump(), handle=record.handle, session_id=session.id, oversized=oversized, message=message, links=links)
+    return JSONResponse(result.model_dump(mode="json"), status_code=status.HTTP_201_CREATED, headers={"Location": links["self"]})
 
 
 @router.get("/outputs/{handle}", response_model=OutputView, responses=error_responses(404, 422))
