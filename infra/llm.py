@@ -9,6 +9,7 @@ import time in the API or the CLI. Retrying is litellm's job (`num_retries`); th
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,19 @@ def _litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True
+    quiet_litellm_logger()
     return litellm
+
+
+def quiet_litellm_logger() -> None:
+    """Keep litellm's per-call INFO lines out of worker logs, unless LITELLM_LOG asks for them.
+
+    litellm's "LiteLLM" logger has no level of its own, so under a Celery worker at INFO it logs
+    two lines per call, each twice (its own stderr handler, which Celery re-logs, and the root
+    handler): noise in the logs and formatting work on every model call.
+    """
+    if "LITELLM_LOG" not in os.environ:
+        logging.getLogger("LiteLLM").setLevel(logging.WARNING)
 
 
 def require_retry_support(num_retries: int) -> None:
@@ -134,7 +147,16 @@ def usage_of(response: Any, model: str) -> Usage:
 
 
 def cost_of(response: Any, model: str) -> float | None:
-    """litellm's price for this response, or None for models it has no price for (e.g. the offline model)."""
+    """litellm's price for this response, or None for models it has no price for (e.g. the offline model).
+
+    `litellm.completion` already priced the response (`_hidden_params["response_cost"]`, None when
+    the model is unpriced); pricing it again costs milliseconds of model-map lookups per call, so
+    `completion_cost` runs only for responses that did not come through `completion`.
+    """
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        cost = hidden["response_cost"]
+        return float(cost) if cost is not None else None
     try:
         return float(_litellm().completion_cost(completion_response=response, model=model))
     except Exception:  # noqa: BLE001 - an unpriced model is not an error, only an unknown cost

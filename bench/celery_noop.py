@@ -1,0 +1,26 @@
+"""Trivial tasks on toolout's own Celery app: the baseline of P1 in `bench_service.py`.
+
+They are registered on `workers.app.app` itself, so a worker started with
+`python -m celery -A bench.celery_noop worker ...` serves toolout's tasks *and* these, with the
+same broker, result backend, serializers, acks and prefetch settings. A chord of `noop` tasks
+then costs exactly what Celery + Redis cost, and nothing of what toolout does inside a task.
+"""
+
+from __future__ import annotations
+
+import workers.tasks  # noqa: F401 - the toolout tasks must be served by the same worker
+from workers.app import app
+
+__all__ = ["app", "noop", "noop_body"]
+
+
+@app.task(name="bench.noop")
+def noop(index: int) -> None:
+    """Stands in for `toolout.map_chunk`: takes its place in the header, does nothing."""
+    return None
+
+
+@app.task(name="bench.noop_body")
+def noop_body() -> None:
+    """Stands in for `toolout.reduce_stage`: the chord body, run once every header task is done."""
+    return None
