@@ -4,9 +4,9 @@
 
 Each bench runs in its own interpreter, one after the other (they would compete for the same
 cores), prints its own table with targets and PASS/MISS, and is measured against a baseline taken
-in its own run. Default sizes are the targets' sizes (about 5 minutes on 2 cores); `--quick`
-shrinks the corpora and repetitions to check that everything still runs (about 2 minutes) —
-its ratios are noisier and not the numbers to quote.
+in its own run. Default sizes are the targets' sizes (5-6 minutes on 2 cores); `--quick`
+shrinks the corpora and repetitions to check that everything still runs (about 3 minutes, most
+of it the service stacks) — its ratios are noisier and not the numbers to quote.
 
 Exit status: 0 when every bench exited 0; otherwise 1 (bench_grep and bench_service exit 1 when
 a target is missed, any bench exits non-zero when it crashes — its output above says which).
