@@ -14,4 +14,5 @@ pytest_plugins = [
     "tests.fixtures.offline_model",
     "tests.fixtures.api_server",
     "tests.fixtures.stack",
+    "tests.fixtures.faults",
 ]

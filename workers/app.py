@@ -18,9 +18,11 @@ from celery.signals import worker_process_init, worker_ready
 
 from infra.settings import get_settings
 from infra.tokenizer_files import ensure_offline_encodings
+from workers.broker_guard import guard_closed_transport
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 ensure_offline_encodings()
+guard_closed_transport()
 
 QUEUES = ("extract", "map", "reduce", "agent")
 

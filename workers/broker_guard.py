@@ -1,0 +1,39 @@
+"""A guard for one kombu bug that turns a broker blip into a dead worker.
+
+When the Redis broker goes away while a worker holds unacknowledged (late-ack) tasks, Celery
+closes the connection and kombu's channel close tries to re-queue those messages
+(`restore_unacked_once`). It does so through a fresh connection pool built from the transport's
+client — which the close has already set to None — so it raises `AttributeError` (kombu issues
+#582, #970). Celery only ignores *connection* errors there, so it logs "Unrecoverable error" and
+stops the worker. Outside a supervisor (`toolout worker`, the demo, the tests) that worker stays
+down, and a Redis restart can take every worker with it.
+
+The guard raises the redis `ConnectionError` kombu already treats as recoverable instead: the
+consumer goes on reconnecting, and the unacked messages wait in Redis for the visibility timeout —
+their jobs are the watchdog's to re-submit meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+_MARK = "_toolout_guarded"
+
+
+def guard_closed_transport() -> None:
+    """Patch `kombu.transport.redis.Channel._connparams` once per process."""
+    from kombu.transport import redis as kombu_redis
+
+    original = kombu_redis.Channel._connparams
+    if getattr(original, _MARK, False):
+        return
+
+    def _connparams(self: Any, asynchronous: bool = False) -> dict[str, Any]:
+        if self.connection.client is None:
+            raise redis.exceptions.ConnectionError("the broker connection is already closed")
+        return original(self, asynchronous=asynchronous)
+
+    setattr(_connparams, _MARK, True)
+    kombu_redis.Channel._connparams = _connparams
