@@ -6,8 +6,10 @@ was down), a SIGKILLed worker's unacked tasks (Redis hands them out again only a
 leaves a live job nobody works on. Every `watchdog_interval_seconds` one worker — whichever takes
 that tick's Redis lock — looks at the jobs in `JOBS_ACTIVE` past their deadline and, decided
 atomically in Redis, re-submits each (`start_extraction` is idempotent: stored map and reduce
-outputs are reused, so only lost work is redone) with a new deadline, until `job_max_attempts`;
-then it fails the job with a reason, through `workers.outcomes`.
+outputs are reused, so only lost work is redone; a read-grep agent starts over) with a new
+deadline, until `job_max_attempts`; then it fails the job with a reason, through `workers.outcomes`.
+If the old tasks were only slow, not lost, both runs proceed: HSETNX lets one store each output,
+and the job's terminal transition happens once.
 
 It is a daemon thread in every worker process (started on `worker_ready`), not a Celery beat:
 no extra process to deploy, and it runs exactly when there are workers to take the re-submitted jobs.

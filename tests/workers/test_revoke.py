@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import redis
 from celery import chord, group
 
 from infra import keys
 from infra.jobstore import JobStore
+from infra.redis_client import connect
 from tests.workers.conftest import needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document
 from workers import pipeline, tasks
@@ -58,7 +58,7 @@ def test_nothing_to_revoke_sends_nothing(make_runtime) -> None:
 
 
 def test_revoking_is_best_effort_when_redis_is_down() -> None:
-    dead = JobStore(redis.Redis(port=1, socket_connect_timeout=0.2, decode_responses=True), ttl_seconds=60, deadline_seconds=60)
+    dead = JobStore(connect("redis://127.0.0.1:1/0", timeout=0.2), ttl_seconds=60, deadline_seconds=60)
     assert revoke_job("any", jobs=dead, control=FakeControl()) == 0
 
 

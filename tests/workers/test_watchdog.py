@@ -6,11 +6,11 @@ which is also how these tests show the pipeline is idempotent: stored chunk resu
 
 from __future__ import annotations
 
-import redis
 
 from extraction.protocols import LLMReply
 from extraction.testing import ScriptedLLM
 from infra.jobstore import JobStatus, JobStore
+from infra.redis_client import connect
 from tests.workers.conftest import needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from workers import pipeline
@@ -115,5 +115,5 @@ def test_one_worker_per_tick_takes_the_lock(make_runtime) -> None:
 
 def test_a_tick_survives_redis_being_down(make_runtime) -> None:
     rt = make_runtime(ScriptedLLM(lambda m, t: LLMReply(content="x")))
-    rt.jobs = JobStore(redis.Redis(port=1, socket_connect_timeout=0.2, decode_responses=True), ttl_seconds=60, deadline_seconds=60)
+    rt.jobs = JobStore(connect("redis://127.0.0.1:1/0", timeout=0.2), ttl_seconds=60, deadline_seconds=60)
     assert Watchdog(rt, 1, submit=Recorder()).tick() is None
