@@ -20,6 +20,7 @@ from extraction.errors import NotFound
 from extraction.protocols import Usage
 from infra import keys
 from infra.errors import TooManyRequests
+from infra import jobstore_lua as lua
 from infra.redis_client import redis_errors
 
 MAX_REDUCE_LEVELS = 8
@@ -78,71 +79,7 @@ _INT_FIELDS = {"chunks_total", "chunks_done", "reduce_level", "agent_turns", "ag
 _FLOAT_FIELDS = {"created_at", "started_at", "finished_at", "deadline_at"}
 _USAGE_FIELDS = {"usage_calls": "calls", "usage_input_tokens": "input_tokens", "usage_output_tokens": "output_tokens"}
 
-_FINISH = """
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return -1 end
-if status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
-for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('SREM', KEYS[3], ARGV[1])
-for i = 4, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[2]) end
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-return 1
-"""
 
-_CREATE = """
-local limit = tonumber(ARGV[2])
-if limit > 0 and redis.call('SCARD', KEYS[4]) >= limit then return 0 end
-for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
-redis.call('ZADD', KEYS[3], ARGV[5], ARGV[1])
-redis.call('SADD', KEYS[4], ARGV[1])
-return 1
-"""
-
-_RECORD_PART = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('EXPIRE', KEYS[2], ARGV[8])
-if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[3], 1) end
-redis.call('HINCRBY', KEYS[1], 'usage_calls', ARGV[4])
-redis.call('HINCRBY', KEYS[1], 'usage_input_tokens', ARGV[5])
-redis.call('HINCRBY', KEYS[1], 'usage_output_tokens', ARGV[6])
-if ARGV[7] ~= '' then redis.call('HINCRBYFLOAT', KEYS[1], 'usage_cost_usd', ARGV[7]) end
-return 1
-"""
-
-_RESERVE_CALL = """
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status or status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
-if redis.call('HINCRBY', KEYS[1], 'llm_calls_reserved', 1) <= tonumber(ARGV[1]) then return 1 end
-redis.call('HINCRBY', KEYS[1], 'llm_calls_reserved', -1)
-return 0
-"""
-
-_RETRY_OVERDUE = """
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status or status == 'succeeded' or status == 'failed' or status == 'canceled' then
-  redis.call('ZREM', KEYS[2], ARGV[1])
-  return 'skip'
-end
-local deadline = redis.call('ZSCORE', KEYS[2], ARGV[1])
-if deadline and tonumber(deadline) > tonumber(ARGV[2]) then return 'skip' end
-if tonumber(redis.call('HGET', KEYS[1], 'attempts') or '1') >= tonumber(ARGV[4]) then return 'give_up' end
-redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-redis.call('HSET', KEYS[1], 'deadline_at', ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-return 'retry'
-"""
-
-_UPDATE_LIVE = """
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return -1 end
-if status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
-for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 1
-"""
 
 
 def _encode(record: JobRecord) -> dict[str, str]:
@@ -211,12 +148,12 @@ class JobStore:
         self._r = client
         self._ttl = ttl_seconds
         self._deadline = deadline_seconds
-        self._create = client.register_script(_CREATE)
-        self._finish = client.register_script(_FINISH)
-        self._record_part = client.register_script(_RECORD_PART)
-        self._update_live = client.register_script(_UPDATE_LIVE)
-        self._reserve_call = client.register_script(_RESERVE_CALL)
-        self._retry_overdue = client.register_script(_RETRY_OVERDUE)
+        self._create = client.register_script(lua.CREATE)
+        self._finish = client.register_script(lua.FINISH)
+        self._record_part = client.register_script(lua.RECORD_PART)
+        self._update_live = client.register_script(lua.UPDATE_LIVE)
+        self._reserve_call = client.register_script(lua.RESERVE_CALL)
+        self._retry_overdue = client.register_script(lua.RETRY_OVERDUE)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
