@@ -7,6 +7,7 @@ with live progress; prints the ABSTRACT results and job statistics; then shuts e
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from infra.settings import REPO_ROOT, get_settings
 from toolout import datasets, processes
 from toolout.client import TERMINAL, ToolOutClient
 
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 132)
+"""Logs and CI capture the demo too: without a terminal, print wide enough for the stats table."""
 
 
 def demo_env(model_port: int, var: Path) -> dict[str, str]:
