@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -83,6 +83,12 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8000
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("broker_url", "s3_endpoint_url", "s3_access_key_id", "s3_secret_access_key", "model_api_base", "model_api_key", mode="before")
+    @classmethod
+    def _empty_means_unset(cls, value: object) -> object:
+        """`TOOLOUT_MODEL_API_BASE=` (empty) must mean "the provider's default", not an empty URL."""
+        return None if value == "" else value
 
     @model_validator(mode="after")
     def _timeouts_are_ordered(self) -> "Settings":
