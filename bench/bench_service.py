@@ -51,6 +51,7 @@ from extraction.mapreduce import ModelLimits, map_prompt_tokens  # noqa: E402
 from extraction.nonce import new_nonce  # noqa: E402
 from extraction.prompts import PromptContext, map_messages, reduce_messages  # noqa: E402
 from extraction.stats import PIECE_BYTES, default_threads, measure  # noqa: E402
+from bench.report import print_table, verdict  # noqa: E402
 from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import TERMINAL, ToolOutClient  # noqa: E402
@@ -510,16 +511,6 @@ def p5_rows(meta: dict, job: dict, seconds: float, needle: str) -> list[tuple[st
 
 
 # --- report --------------------------------------------------------------------------------------------
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
-def print_table(rows: list[tuple[str, str, str, str]]) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    for number, row in enumerate(rows):
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-        if number == 0:
-            print("  ".join("-" * width for width in widths))
 
 
 TITLES = {

@@ -26,6 +26,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.report import print_table, verdict  # noqa: E402
 from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
 
 ensure_offline_encodings()
@@ -187,16 +188,6 @@ def run_stream_child(stream_mb: int, threads: int, piece_bytes: int) -> dict:
 
 
 # --- report ------------------------------------------------------------------------------------
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "MISS"
-
-
-def print_table(rows: list[tuple[str, str, str, str]]) -> None:
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    for number, row in enumerate(rows):
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-        if number == 0:
-            print("  ".join("-" * width for width in widths))
 
 
 def main() -> None:
