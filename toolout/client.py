@@ -47,9 +47,13 @@ class ToolOutClient:
         self._json("DELETE", f"/v1/sessions/{session_id}")
 
     def store(self, session_id: str, content: bytes | Iterable[bytes], *, tool_name: str = "unknown",
-              tool_args: str = "{}", content_type: str = "text/plain", store: str = "always") -> dict[str, Any]:
-        """Upload a tool output (bytes or an iterable of blocks, streamed) and return its stats and handle."""
-        headers = {"X-Tool-Name": tool_name, "X-Tool-Args": tool_args, "Content-Type": content_type}
+              tool_args: str = "{}", content_type: str = "text/plain", store: str = "always",
+              idempotency_key: str | None = None) -> dict[str, Any]:
+        """Upload a tool output (bytes or an iterable of blocks, streamed) and return its stats and handle.
+
+        With `idempotency_key`, a retry after a dropped connection replays the first answer instead of storing twice.
+        """
+        headers = {"X-Tool-Name": tool_name, "X-Tool-Args": tool_args, "Content-Type": content_type, **_idempotency(idempotency_key)}
         return self._json("POST", f"/v1/sessions/{session_id}/outputs", content=content, headers=headers, params={"store": store})
 
     def output(self, handle: str) -> dict[str, Any]:
@@ -66,8 +70,10 @@ class ToolOutClient:
         return self._text("GET", f"/v1/outputs/{handle}/grep", params=params)
 
     # --- extraction jobs ------------------------------------------------------------------------
-    def submit(self, handle: str, extract: str, mode: str = "auto") -> dict[str, Any]:
-        return self._json("POST", "/v1/extractions", json={"handle": handle, "extract": extract, "mode": mode})
+    def submit(self, handle: str, extract: str, mode: str = "auto", *, idempotency_key: str | None = None) -> dict[str, Any]:
+        """Queue an extraction; with `idempotency_key`, resubmitting returns the same job instead of a second one."""
+        body = {"handle": handle, "extract": extract, "mode": mode}
+        return self._json("POST", "/v1/extractions", json=body, headers=_idempotency(idempotency_key))
 
     def job(self, job_id: str, *, wait: float = 0) -> dict[str, Any]:
         return self._json("GET", f"/v1/extractions/{job_id}", params={"wait": wait} if wait else None)
@@ -112,6 +118,10 @@ class ToolOutClient:
 
     def _text(self, method: str, url: str, **kwargs: Any) -> str:
         return self._send(method, url, **kwargs).text
+
+
+def _idempotency(key: str | None) -> dict[str, str]:
+    return {"Idempotency-Key": key} if key else {}
 
 
 def _api_error(response: httpx.Response) -> ToolOutAPIError:

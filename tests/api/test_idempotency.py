@@ -205,3 +205,16 @@ def test_a_malformed_idempotency_key_is_a_422(client: httpx.Client, handle: str,
 
 def test_a_key_of_255_visible_characters_is_fine(client: httpx.Client, handle: str) -> None:
     assert extraction(client, handle, {"Idempotency-Key": "~!" + "k" * 253}).status_code == 202
+
+
+def test_the_sdk_sends_the_key_so_a_retried_submit_and_upload_create_nothing_new(api_server: ApiServer) -> None:
+    from toolout.client import ToolOutClient
+
+    with ToolOutClient(api_server.url) as sdk:
+        session = sdk.create_session()
+        first = sdk.store(session, OUTPUT, idempotency_key="upload-1")
+        assert sdk.store(session, OUTPUT, idempotency_key="upload-1")["handle"] == first["handle"]
+        job = sdk.submit(first["handle"], "every ERROR line", idempotency_key="submit-1")
+        again = sdk.submit(first["handle"], "every ERROR line", idempotency_key="submit-1")
+    assert again["id"] == job["id"] and api_server.submitter.job_ids == [job["id"]]
+    assert len(blob_files(api_server)) == 1
