@@ -102,17 +102,18 @@ Revoker = Callable[[str], int]
 """Revokes a canceled job's queued Celery tasks (best effort, never raises); returns how many ids it revoked."""
 
 
-def revoke_with_celery(job_id: str) -> int:
+def revoke_with_celery(job_id: str, jobs: JobStore) -> int:
     """The production revoker, imported lazily like the submitter; without `workers` there is nothing to revoke."""
     try:
         from workers.dispatch import revoke_job
     except ImportError:
         return 0
-    return revoke_job(job_id)
+    return revoke_job(job_id, jobs=jobs)
 
 
-def get_revoker() -> Revoker:
-    return revoke_with_celery
+def get_revoker(jobs: Annotated[JobStore, Depends(get_jobs)]) -> Revoker:
+    """Revokes with the app's own job store (the task ids live on the job record)."""
+    return lambda job_id: revoke_with_celery(job_id, jobs)
 
 
 def ping_celery_workers() -> list[Any]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from functools import lru_cache
 from typing import Any
 
 from kombu.exceptions import OperationalError
@@ -24,7 +23,7 @@ def submit_extraction(job_id: str) -> None:
         raise BackendUnavailable(f"the task broker is unavailable: {exc}", backend="broker") from exc
 
 
-def revoke_job(job_id: str, *, jobs: JobStore | None = None, control: Any = None) -> int:
+def revoke_job(job_id: str, *, jobs: JobStore, control: Any = None) -> int:
     """Revoke the Celery tasks scheduled for a job (best effort); returns how many ids were revoked.
 
     The cancel itself is the job record's terminal state; revoking spares the workers from taking,
@@ -33,7 +32,7 @@ def revoke_job(job_id: str, *, jobs: JobStore | None = None, control: Any = None
     call, where the gate finds the job ended. Never raises: the cancel has already happened.
     """
     try:
-        ids = (jobs or _job_store()).task_ids(job_id)
+        ids = jobs.task_ids(job_id)
         if ids:
             _revoke(ids, control)
         return len(ids)
@@ -53,11 +52,3 @@ def _revoke(ids: list[str], control: Any) -> None:
         connection.ensure_connection(max_retries=1)
         app.control.revoke(ids, connection=connection)
 
-
-@lru_cache(maxsize=1)
-def _job_store() -> JobStore:
-    from infra.redis_client import connect
-    from infra.settings import get_settings
-
-    settings = get_settings()
-    return JobStore(connect(settings.redis_url), ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds)
