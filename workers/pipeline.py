@@ -84,8 +84,7 @@ def start(rt: Runtime, job_id: str) -> Next:
     try:
         return _start(rt, live)
     except ExtractionError as exc:
-        outcomes.fall_back_to_truncate(rt, live.job, live.output, exc.message)
-        return None
+        return strategy_failed(rt, live, exc)
 
 
 def _start(rt: Runtime, live: LiveJob) -> Next:
@@ -149,16 +148,16 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
             overlap_percent=overlap_percent(rt), limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report,
         )
     except ExtractionError as exc:
-        _charge_failed_attempts(rt, job_id, exc)
-        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"chunk {index + 1} of {live.job.chunks_total} failed: {exc.message}")
-        return
+        return strategy_failed(rt, live, exc, f"chunk {index + 1} of {live.job.chunks_total} failed")
     rt.jobs.record_chunk(job_id, index, report.content, usage)
 
 
-def _charge_failed_attempts(rt: Runtime, job_id: str, exc: ExtractionError) -> None:
+def strategy_failed(rt: Runtime, live: LiveJob, exc: ExtractionError, where: str | None = None) -> None:
+    """Any step whose strategy cannot go on: charge the attempts it spent, then fall back to truncate."""
     spent = exc.details.get("usage")
     if spent:
-        rt.jobs.add_usage(job_id, Usage.model_validate(spent))
+        rt.jobs.add_usage(live.job.id, Usage.model_validate(spent))
+    outcomes.fall_back_to_truncate(rt, live.job, live.output, f"{where}: {exc.message}" if where else exc.message)
 
 
 # --- reduce --------------------------------------------------------------------------------------
@@ -180,9 +179,7 @@ def run_reduce_stage(rt: Runtime, job_id: str, level: int) -> Next:
     try:
         return _reduce_or_regroup(rt, live, outputs, level)
     except ExtractionError as exc:
-        _charge_failed_attempts(rt, job_id, exc)
-        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"reduce failed: {exc.message}")
-        return None
+        return strategy_failed(rt, live, exc, "reduce failed")
 
 
 def _reduce_or_regroup(rt: Runtime, live: LiveJob, outputs: list[str], level: int) -> Next:
@@ -229,7 +226,5 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
     try:
         report, usage = reduce_chunk_outputs(job_llm(rt, job_id), live.prompt, [outputs[i] for i in members], limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report)
     except ExtractionError as exc:
-        _charge_failed_attempts(rt, job_id, exc)
-        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"reduce group {group + 1} at level {level + 1} failed: {exc.message}")
-        return
+        return strategy_failed(rt, live, exc, f"reduce group {group + 1} at level {level + 1} failed")
     rt.jobs.record_reduce(job_id, level + 1, group, report.content, usage)
