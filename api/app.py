@@ -23,6 +23,7 @@ from api.routers import extractions, health, lines, outputs, sessions
 from infra.settings import Settings, get_settings
 from infra.tokenizer_files import ensure_offline_encodings
 
+
 def create_app(settings: Settings | None = None, *, sweep_interval: float = SWEEP_INTERVAL_SECONDS) -> FastAPI:
     settings = settings or get_settings()
     ensure_offline_encodings()  # uploads tokenize; tiktoken must not try to download its BPE files

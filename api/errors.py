@@ -63,7 +63,9 @@ _CODE_BY_HTTP_STATUS = {
 class ErrorDetail(BaseModel):
     code: str = Field(description="machine-readable, e.g. not_found, validation_error, payload_too_large")
     message: str
-    details: dict[str, Any] = Field(description="context: the offending field, limits, `tool_result` for an unknown handle")
+    details: dict[str, Any] = Field(
+        description="context: the offending field, limits, `tool_result` for an unknown handle"
+    )
 
 
 class ErrorBody(BaseModel):
@@ -76,7 +78,9 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
-def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None, headers: dict[str, str] | None = None) -> JSONResponse:
+def error_response(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
     return JSONResponse(error_body(code, message, details), status_code=status, headers=headers)
 
 
@@ -143,12 +147,19 @@ def _allowed_methods(request: Request) -> str:
     into included routers.
     """
     routes = request.app.router.routes
-    allowed = [method for method in _METHODS if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)]
+    allowed = [
+        method
+        for method in _METHODS
+        if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
+    ]
     return ", ".join(allowed)
 
 
 def _jsonable(details: dict[str, Any]) -> dict[str, Any]:
-    return {key: value if isinstance(value, (str, int, float, bool, type(None), list, dict)) else str(value) for key, value in details.items()}
+    return {
+        key: value if isinstance(value, (str, int, float, bool, type(None), list, dict)) else str(value)
+        for key, value in details.items()
+    }
 
 
 async def handle_error(request: Request, exc: Exception) -> JSONResponse:
@@ -166,7 +177,10 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` entries documenting the error shape for the given statuses."""
     example = error_body("code", "what went wrong", {"field": "context"})
-    return {status: {"model": ErrorBody, "description": "error", "content": {"application/json": {"example": example}}} for status in statuses}
+    return {
+        status: {"model": ErrorBody, "description": "error", "content": {"application/json": {"example": example}}}
+        for status in statuses
+    }
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -40,7 +40,9 @@ IdempotencyKey = Annotated[
 """The header as a route parameter: a malformed key is a 422 before anything runs."""
 
 
-def idempotent(store: IdempotencyStore, tenant: str, key: str | None, fingerprint: str, produce: Callable[[], Response]) -> Response:
+def idempotent(
+    store: IdempotencyStore, tenant: str, key: str | None, fingerprint: str, produce: Callable[[], Response]
+) -> Response:
     """`produce()` once per (tenant, key): replay the stored response, or run it and keep a 2xx."""
     if key is None:
         return produce()
@@ -70,7 +72,9 @@ def _keep(store: IdempotencyStore, lease: Lease, response: Response) -> None:
     try:
         store.complete(lease, StoredResponse(response.status_code, bytes(response.body).decode("utf-8"), headers))
     except BackendUnavailable:
-        log.warning("could not keep the response for an Idempotency-Key; a retry within the lock TTL gets a 409", exc_info=True)
+        log.warning(
+            "could not keep the response for an Idempotency-Key; a retry within the lock TTL gets a 409", exc_info=True
+        )
 
 
 def replay(stored: StoredResponse) -> Response:

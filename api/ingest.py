@@ -175,7 +175,9 @@ def new_output_record(session: SessionRecord, meta: UploadMeta, spooled: Spooled
     )
 
 
-def store_output(blobs: BlobStore, records: RecordStore, session: SessionRecord, meta: UploadMeta, spooled: Spooled) -> OutputRecord:
+def store_output(
+    blobs: BlobStore, records: RecordStore, session: SessionRecord, meta: UploadMeta, spooled: Spooled
+) -> OutputRecord:
     """Write everything under a fresh handle; the spool file passes to the store (it may be renamed)."""
     record = new_output_record(session, meta, spooled)
     try:
@@ -195,7 +197,9 @@ def _check_session_survived(records: RecordStore, record: OutputRecord) -> None:
     try:
         records.get_session(record.session_id, record.tenant)
     except NotFound:
-        raise NotFound(f"session {record.session_id!r} was deleted during the upload", session_id=record.session_id) from None
+        raise NotFound(
+            f"session {record.session_id!r} was deleted during the upload", session_id=record.session_id
+        ) from None
 
 
 def _discard(blobs: BlobStore, records: RecordStore, record: OutputRecord) -> None:
@@ -204,5 +208,5 @@ def _discard(blobs: BlobStore, records: RecordStore, record: OutputRecord) -> No
         records.delete_output(record)
         for key in output_blob_keys(record):
             blobs.delete(key)
-    except Exception:  # noqa: BLE001 - the original error is the one worth reporting
+    except Exception:
         log.warning("could not clean up output %s after a failed upload", record.handle, exc_info=True)

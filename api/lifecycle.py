@@ -63,6 +63,6 @@ async def sweep_forever(services: Services, interval: float = SWEEP_INTERVAL_SEC
     while True:
         try:
             await run_in_threadpool(sweep_idle_sessions, services)
-        except Exception:  # noqa: BLE001 - Redis or the blob store may be down; try again next round
+        except Exception:
             log.exception("session sweep failed")
         await asyncio.sleep(interval)

@@ -18,10 +18,21 @@ UNMATCHED_ROUTE = "<unmatched>"
 class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self.requests = Counter("toolout_http_requests", "HTTP requests served", ["method", "route", "status"], registry=self.registry)
-        self.latency = Histogram("toolout_http_request_duration_seconds", "Time to the end of the response", ["method", "route"], registry=self.registry)
-        self.upload_bytes = Counter("toolout_upload_bytes", "Bytes of tool output received by uploads", registry=self.registry)
-        self.jobs_submitted = Counter("toolout_jobs_submitted", "Extraction jobs handed to the workers", registry=self.registry)
+        self.requests = Counter(
+            "toolout_http_requests", "HTTP requests served", ["method", "route", "status"], registry=self.registry
+        )
+        self.latency = Histogram(
+            "toolout_http_request_duration_seconds",
+            "Time to the end of the response",
+            ["method", "route"],
+            registry=self.registry,
+        )
+        self.upload_bytes = Counter(
+            "toolout_upload_bytes", "Bytes of tool output received by uploads", registry=self.registry
+        )
+        self.jobs_submitted = Counter(
+            "toolout_jobs_submitted", "Extraction jobs handed to the workers", registry=self.registry
+        )
 
     def render(self) -> tuple[bytes, str]:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST

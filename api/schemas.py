@@ -85,7 +85,13 @@ class OutputView(StatsView):
 
 def output_links(handle: str, session_id: str) -> Links:
     base = f"/v1/outputs/{handle}"
-    return {"self": base, "content": f"{base}/content", "lines": f"{base}/lines", "grep": f"{base}/grep", "session": f"/v1/sessions/{session_id}"}
+    return {
+        "self": base,
+        "content": f"{base}/content",
+        "lines": f"{base}/lines",
+        "grep": f"{base}/grep",
+        "session": f"/v1/sessions/{session_id}",
+    }
 
 
 # --- lines (Read / Grep) ----------------------------------------------------------------------
@@ -98,7 +104,9 @@ class ReadView(BaseModel):
     total_lines: int
     truncated: bool = Field(description="more lines follow the window")
     clipped_lines: int = Field(0, description="lines in the window cut at the per-line character limit")
-    note: str | None = Field(description="what the agent should know beyond the lines (paging hint, past the end, clipping)")
+    note: str | None = Field(
+        description="what the agent should know beyond the lines (paging hint, past the end, clipping)"
+    )
 
 
 class GrepView(BaseModel):
@@ -137,7 +145,9 @@ class ExtractionRequest(BaseModel):
     mode: Mode = Field(Mode.AUTO, description="auto | full-chunked | read-grep | truncate")
 
 
-_JOB_FIELDS: dict[str, Any] = {name: (field.annotation, field) for name, field in JobRecord.model_fields.items() if name != "nonce"}
+_JOB_FIELDS: dict[str, Any] = {
+    name: (field.annotation, field) for name, field in JobRecord.model_fields.items() if name != "nonce"
+}
 
 JobView = create_model(
     "JobView",
@@ -148,7 +158,11 @@ JobView = create_model(
 
 
 def job_view(record: JobRecord) -> Any:
-    links = {"self": f"/v1/extractions/{record.id}", "cancel": f"/v1/extractions/{record.id}/cancel", "output": f"/v1/outputs/{record.handle}"}
+    links = {
+        "self": f"/v1/extractions/{record.id}",
+        "cancel": f"/v1/extractions/{record.id}/cancel",
+        "output": f"/v1/outputs/{record.handle}",
+    }
     return JobView(**record.model_dump(exclude={"nonce"}), links=links)
 
 

@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from extraction.grep import grep_lines  # noqa: E402
-from extraction.lines import LineIndex, index_blob  # noqa: E402
-from infra.grep_engine import compile_matcher  # noqa: E402
+from extraction.grep import grep_lines
+from extraction.lines import LineIndex, index_blob
+from infra.grep_engine import compile_matcher
 
 TARGET = 1.5
 NEEDLE = "NEEDLE-7f3a"
@@ -50,7 +50,9 @@ class FileReader:
             handle.seek(start)
             return handle.read(max(0, end - start))
 
-    def iter_range(self, key: str, start: int = 0, end: int | None = None, block_size: int = 8 << 20) -> Iterator[bytes]:
+    def iter_range(
+        self, key: str, start: int = 0, end: int | None = None, block_size: int = 8 << 20
+    ) -> Iterator[bytes]:
         end = self.size(key) if end is None else end
         with self.path.open("rb", buffering=0) as handle:
             handle.seek(start)
@@ -101,7 +103,9 @@ def run_grep(path: Path, pattern: str, flags: list[str]) -> list[int]:
     return [int(line.split(b":", 1)[0]) for line in done.stdout.splitlines()]
 
 
-def run_ours(path: Path, pattern: str, regex: bool, ignore_case: bool, index: LineIndex | None, block: int) -> list[int]:
+def run_ours(
+    path: Path, pattern: str, regex: bool, ignore_case: bool, index: LineIndex | None, block: int
+) -> list[int]:
     matcher = compile_matcher(pattern, regex=regex, ignore_case=ignore_case)
     result = grep_lines(FileReader(path), "bench", matcher, max_matches=10_000, index=index, block_size=block)
     return [int(line.split(":", 1)[0]) for line in result.text.splitlines()]
@@ -118,8 +122,12 @@ def main() -> int:
         generate(args.path, args.mb)
     size, block = args.path.stat().st_size, int(args.block_mb * (1 << 20))
     build_t, index = best_of(1, lambda: index_blob(FileReader(args.path), "bench"))
-    print(f"P4 grep: {size / 2**20:.0f} MiB, block {args.block_mb:g} MiB, best of {args.runs}, target ours/grep <= {TARGET}x (indexed)")
-    print(f"  LineIndex build (once per blob): {build_t * 1000:.0f} ms, {len(index.offsets)} offsets, {index.lines:,} lines")
+    print(
+        f"P4 grep: {size / 2**20:.0f} MiB, block {args.block_mb:g} MiB, best of {args.runs}, target ours/grep <= {TARGET}x (indexed)"
+    )
+    print(
+        f"  LineIndex build (once per blob): {build_t * 1000:.0f} ms, {len(index.offsets)} offsets, {index.lines:,} lines"
+    )
     failed = False
     for name, pattern, regex, ignore_case, flags in CASES:
         run_grep(args.path, pattern, flags)  # warm the page cache
@@ -130,7 +138,9 @@ def main() -> int:
             ratio = ours_t / theirs_t
             ok = ours == theirs and (idx is None or ratio <= TARGET)
             failed |= not ok
-            verdict = "MISMATCH" if ours != theirs else ("ok" if ratio <= TARGET else ("MISS" if idx is not None else "over"))
+            verdict = (
+                "MISMATCH" if ours != theirs else ("ok" if ratio <= TARGET else ("MISS" if idx is not None else "over"))
+            )
             print(f"      grep_lines {label:<9} {ours_t * 1000:7.1f} ms   ratio {ratio:4.2f}x   {verdict}")
     return 1 if failed else 0
 

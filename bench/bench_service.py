@@ -46,12 +46,12 @@ sys.path.insert(0, str(REPO_ROOT))
 import httpx  # noqa: E402
 import redis  # noqa: E402
 
+from bench.report import print_table, verdict  # noqa: E402
 from extraction.chunking import chunk_budget, plan_chunks  # noqa: E402
 from extraction.mapreduce import ModelLimits, map_prompt_tokens  # noqa: E402
 from extraction.nonce import new_nonce  # noqa: E402
 from extraction.prompts import PromptContext, map_messages, reduce_messages  # noqa: E402
 from extraction.stats import PIECE_BYTES, default_threads, measure  # noqa: E402
-from bench.report import print_table, verdict  # noqa: E402
 from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import TERMINAL, ToolOutClient  # noqa: E402
@@ -113,18 +113,43 @@ def quiet_offline_model(port: int, env: dict[str, str], logs: Path) -> processes
     """The offline model at log level WARNING: with no latency, formatting an access line and an INFO
     line per request is a good part of what it costs to serve, and that cost is the test double's, not toolout's."""
     code = f"from infra.offline_model.server import serve; serve('127.0.0.1', {port}, log_level='warning')"
-    return processes.Service("offline-model", [processes.PYTHON, "-c", code], env, logs / "offline-model.log",
-                             ready=processes.http_ok(f"http://127.0.0.1:{port}/healthz"))
+    return processes.Service(
+        "offline-model",
+        [processes.PYTHON, "-c", code],
+        env,
+        logs / "offline-model.log",
+        ready=processes.http_ok(f"http://127.0.0.1:{port}/healthz"),
+    )
 
 
-def worker_service(name: str, env: dict[str, str], logs: Path, *, concurrency: int, app: str | None = None) -> processes.Service:
+def worker_service(
+    name: str, env: dict[str, str], logs: Path, *, concurrency: int, app: str | None = None
+) -> processes.Service:
     """`toolout worker` itself; with `app`, a worker on that Celery module with exactly its flags
     (P1 needs `bench.celery_noop`, and `toolout worker` cannot load extra task modules)."""
     if app is None:
         service = processes.worker(name, env, logs, concurrency=concurrency)
     else:
-        argv = [processes.PYTHON, "-m", "celery", "-A", app, "worker", "--pool", "threads", "--concurrency", str(concurrency),
-                "--queues", QUEUES, "--hostname", f"{name}@%h", "--loglevel", "info", "--without-gossip", "--without-mingle"]
+        argv = [
+            processes.PYTHON,
+            "-m",
+            "celery",
+            "-A",
+            app,
+            "worker",
+            "--pool",
+            "threads",
+            "--concurrency",
+            str(concurrency),
+            "--queues",
+            QUEUES,
+            "--hostname",
+            f"{name}@%h",
+            "--loglevel",
+            "info",
+            "--without-gossip",
+            "--without-mingle",
+        ]
         service = processes.Service(name, argv, env, logs / f"{name}.log")
     service.ready = processes.workers_answering([name])
     return service
@@ -142,7 +167,9 @@ def stop_worker(stack: Stack, name: str) -> None:
 
 
 @contextmanager
-def running_stack(redis_url: str, *, model: dict[str, str] | None, worker: dict | None, extra: dict[str, str] | None = None) -> Iterator[Stack]:
+def running_stack(
+    redis_url: str, *, model: dict[str, str] | None, worker: dict | None, extra: dict[str, str] | None = None
+) -> Iterator[Stack]:
     """Start model, API and worker together (each waits only for itself), stop them all on exit.
 
     `worker` is None (API only) or keyword arguments of `worker_service` (concurrency, app).
@@ -174,8 +201,15 @@ def running_stack(redis_url: str, *, model: dict[str, str] | None, worker: dict 
 
 # --- documents -------------------------------------------------------------------------------------
 def prompt_context(extract: str, doc: bytes, stats) -> PromptContext:
-    return PromptContext(tool_name=TOOL_NAME, tool_args_json=TOOL_ARGS, extract=extract, nonce=new_nonce(),
-                         doc_bytes=len(doc), doc_lines=stats.lines, doc_tokens=stats.tokens)
+    return PromptContext(
+        tool_name=TOOL_NAME,
+        tool_args_json=TOOL_ARGS,
+        extract=extract,
+        nonce=new_nonce(),
+        doc_bytes=len(doc),
+        doc_lines=stats.lines,
+        doc_tokens=stats.tokens,
+    )
 
 
 @dataclass(frozen=True)
@@ -191,8 +225,12 @@ class Plan:
 def plan_for(doc: bytes, extract: str, limits: ModelLimits) -> Plan:
     measured = measure([doc])
     ctx = prompt_context(extract, doc, measured.stats)
-    budget = chunk_budget(limits.context_tokens, limits.max_output_tokens, map_prompt_tokens(ctx, limits, overlap_percent=OVERLAP * 100))
-    chunks = plan_chunks(measured.index, lambda start, end: doc[start:end], size=len(doc), budget_tokens=budget, overlap=OVERLAP)
+    budget = chunk_budget(
+        limits.context_tokens, limits.max_output_tokens, map_prompt_tokens(ctx, limits, overlap_percent=OVERLAP * 100)
+    )
+    chunks = plan_chunks(
+        measured.index, lambda start, end: doc[start:end], size=len(doc), budget_tokens=budget, overlap=OVERLAP
+    )
     return Plan(ctx, budget, measured.stats.tokens, chunks)
 
 
@@ -219,7 +257,9 @@ def target_tokens(chunks: int, budget: int) -> float:
 
 
 def small_limits() -> ModelLimits:
-    return ModelLimits(int(SMALL_WINDOW["TOOLOUT_MODEL_CONTEXT_TOKENS"]), int(SMALL_WINDOW["TOOLOUT_MODEL_MAX_OUTPUT_TOKENS"]))
+    return ModelLimits(
+        int(SMALL_WINDOW["TOOLOUT_MODEL_CONTEXT_TOKENS"]), int(SMALL_WINDOW["TOOLOUT_MODEL_MAX_OUTPUT_TOKENS"])
+    )
 
 
 def upload(client: ToolOutClient, content) -> dict:
@@ -229,7 +269,9 @@ def upload(client: ToolOutClient, content) -> dict:
 
 
 # --- jobs --------------------------------------------------------------------------------------------
-def timed_job(client: ToolOutClient, handle: str, extract: str, mode: str, *, interval: float = 0.01, timeout: float = 300) -> tuple[float, dict]:
+def timed_job(
+    client: ToolOutClient, handle: str, extract: str, mode: str, *, interval: float = 0.01, timeout: float = 300
+) -> tuple[float, dict]:
     """Wall time from POST /v1/extractions until a GET shows the job terminal, polling every `interval`."""
     started = time.perf_counter()
     job = client.submit(handle, extract, mode)
@@ -244,9 +286,13 @@ def timed_job(client: ToolOutClient, handle: str, extract: str, mode: str, *, in
 def check_job(job: dict, chunks: int) -> None:
     """The job must have taken the shape the baseline prices: `chunks` maps, then one reduce."""
     if job["status"] != "succeeded" or job["mode_used"] != "full-chunked":
-        raise RuntimeError(f"job {job['id']} ended {job['status']} / {job['mode_used']}: {job.get('error') or job.get('fallback_reason')}")
+        raise RuntimeError(
+            f"job {job['id']} ended {job['status']} / {job['mode_used']}: {job.get('error') or job.get('fallback_reason')}"
+        )
     if job["chunks_total"] != chunks or job["reduce_level"] != 0:
-        raise RuntimeError(f"job {job['id']} had {job['chunks_total']} chunks and reduce level {job['reduce_level']}, wanted {chunks} and 0")
+        raise RuntimeError(
+            f"job {job['id']} had {job['chunks_total']} chunks and reduce level {job['reduce_level']}, wanted {chunks} and 0"
+        )
 
 
 def chord_seconds(size: int, *, interval: float = 0.01) -> float:
@@ -256,7 +302,9 @@ def chord_seconds(size: int, *, interval: float = 0.01) -> float:
     from bench.celery_noop import noop, noop_body
 
     started = time.perf_counter()
-    result = chord(group(noop.si(i).set(queue="map") for i in range(size)), noop_body.si().set(queue="reduce")).apply_async()
+    result = chord(
+        group(noop.si(i).set(queue="map") for i in range(size)), noop_body.si().set(queue="reduce")
+    ).apply_async()
     while not result.ready():
         time.sleep(interval)
     elapsed = time.perf_counter() - started
@@ -268,26 +316,40 @@ def litellm_client(stack: Stack):
     """The model client a worker builds, pointed at this stack's offline model."""
     from infra.llm import LiteLLMClient
 
-    return LiteLLMClient("openai/toolout-offline", api_base=stack.model_url, api_key="offline", timeout=60, num_retries=2)
+    return LiteLLMClient(
+        "openai/toolout-offline", api_base=stack.model_url, api_key="offline", timeout=60, num_retries=2
+    )
 
 
 def raw_http_client(stack: Stack, max_tokens: int) -> Callable[[list[dict]], object]:
     """`complete(messages)` with a bare pooled httpx client: the same request litellm sends, nothing else."""
     http = httpx.Client(timeout=60, limits=httpx.Limits(max_connections=64, max_keepalive_connections=64))
     url, headers = f"{stack.model_url}/chat/completions", {"Authorization": "Bearer offline"}
-    return lambda messages: http.post(url, json={"model": "toolout-offline", "messages": messages, "max_tokens": max_tokens}, headers=headers).raise_for_status()
+    return lambda messages: http.post(
+        url, json={"model": "toolout-offline", "messages": messages, "max_tokens": max_tokens}, headers=headers
+    ).raise_for_status()
 
 
 def job_requests(doc: bytes, extract: str, limits: ModelLimits, outputs: int) -> tuple[list[list[dict]], list[dict]]:
     """The map requests of `doc`'s real chunk plan, and a reduce request over `outputs` short answers."""
     plan = plan_for(doc, extract, limits)
-    maps = [map_messages(plan.ctx, doc[c.start : c.end].decode(errors="replace"), chunk_index=c.index + 1,
-                         chunk_total=len(plan.chunks), overlap_percent=OVERLAP * 100) for c in plan.chunks]
+    maps = [
+        map_messages(
+            plan.ctx,
+            doc[c.start : c.end].decode(errors="replace"),
+            chunk_index=c.index + 1,
+            chunk_total=len(plan.chunks),
+            overlap_percent=OVERLAP * 100,
+        )
+        for c in plan.chunks
+    ]
     answers = [f"NO RELEVANT DATA FOUND\nchunk {i + 1}: service log lines, no pool exhaustion" for i in range(outputs)]
     return maps, reduce_messages(plan.ctx, answers)
 
 
-def fan_out_seconds(complete: Callable[[list[dict]], object], maps: list[list[dict]], reduce: list[dict], threads: int) -> float:
+def fan_out_seconds(
+    complete: Callable[[list[dict]], object], maps: list[list[dict]], reduce: list[dict], threads: int
+) -> float:
     """The model calls of one job with no queue around them: every map on `threads` threads, then the reduce."""
     with ThreadPoolExecutor(threads) as pool:
         started = time.perf_counter()
@@ -316,8 +378,15 @@ class P1Result:
 def p1(args) -> list[tuple[str, str, str, str]]:
     extract, limits = datasets.POOL_INCIDENT.request, small_limits()
     doc = sized_log(16, extract, limits)
-    with running_stack(args.redis_url, model={"TOOLOUT_OFFLINE_LATENCY_MS": "0", **SHORT_ANSWERS},
-                       worker={"concurrency": 8, "app": "bench.celery_noop"}, extra=SMALL_WINDOW) as stack, stack.client() as client:
+    with (
+        running_stack(
+            args.redis_url,
+            model={"TOOLOUT_OFFLINE_LATENCY_MS": "0", **SHORT_ANSWERS},
+            worker={"concurrency": 8, "app": "bench.celery_noop"},
+            extra=SMALL_WINDOW,
+        ) as stack,
+        stack.client() as client,
+    ):
         handle = upload(client, doc)["handle"]
         jobs, chords, records = measure_p1(client, handle, extract, args.runs)
         maps, reduce = job_requests(doc, extract, limits, 16)
@@ -329,7 +398,9 @@ def p1(args) -> list[tuple[str, str, str, str]]:
     return p1_rows(P1Result(len(doc), jobs, chords, records, floor_http, floor_litellm))
 
 
-def measure_p1(client: ToolOutClient, handle: str, extract: str, runs: int) -> tuple[list[float], list[float], list[dict]]:
+def measure_p1(
+    client: ToolOutClient, handle: str, extract: str, runs: int
+) -> tuple[list[float], list[float], list[dict]]:
     """Jobs and chords interleaved (so drift hits both), after one warm-up of each."""
     timed_job(client, handle, extract, "full-chunked")
     chord_seconds(16)
@@ -352,13 +423,33 @@ def p1_rows(r: P1Result) -> list[tuple[str, str, str, str]]:
     rest_ms = (job_s - chord_s - r.floor_litellm) * 1000
     return [
         ("measure", "value", "target", "result"),
-        (f"bare chord: 16 no-op tasks + no-op body (median of {len(r.chords)})", f"{chord_s * 1000:.0f} ms", "baseline", ""),
-        (f"16-chunk job, {r.doc_bytes / 1000:.0f} KB, model latency 0 (median of {len(r.jobs)})", f"{job_s * 1000:.0f} ms", "", ""),
+        (
+            f"bare chord: 16 no-op tasks + no-op body (median of {len(r.chords)})",
+            f"{chord_s * 1000:.0f} ms",
+            "baseline",
+            "",
+        ),
+        (
+            f"16-chunk job, {r.doc_bytes / 1000:.0f} KB, model latency 0 (median of {len(r.jobs)})",
+            f"{job_s * 1000:.0f} ms",
+            "",
+            "",
+        ),
         ("    ratio job / chord", f"{ratio:.2f}x", f"<= {TARGET_P1:.1f}x", verdict(ratio <= TARGET_P1)),
         ("    server side: created -> started / -> finished", f"{queued_ms:.0f} ms / {server_ms:.0f} ms", "", ""),
         (f"where job - chord = {(job_s - chord_s) * 1000:.0f} ms goes ({calls} model calls):", "", "", ""),
-        ("    the job's calls, bare httpx, 8 threads, no queue", f"{r.floor_http * 1000:.0f} ms (offline model serving)", "", ""),
-        ("    the job's calls via litellm, 8 threads, no queue", f"{r.floor_litellm * 1000:.0f} ms (+{(r.floor_litellm - r.floor_http) * 1000:.0f} ms litellm client)", "", ""),
+        (
+            "    the job's calls, bare httpx, 8 threads, no queue",
+            f"{r.floor_http * 1000:.0f} ms (offline model serving)",
+            "",
+            "",
+        ),
+        (
+            "    the job's calls via litellm, 8 threads, no queue",
+            f"{r.floor_litellm * 1000:.0f} ms (+{(r.floor_litellm - r.floor_http) * 1000:.0f} ms litellm client)",
+            "",
+            "",
+        ),
         ("    rest: start step, per-task Redis, contention", f"{rest_ms:.0f} ms", "", ""),
     ]
 
@@ -370,7 +461,10 @@ def p2(args) -> list[tuple[str, str, str, str]]:
     runs = max(3, args.runs - 2)
     model = {"TOOLOUT_OFFLINE_LATENCY_MS": str(int(P2_LATENCY_S * 1000)), **SHORT_ANSWERS}
     first, *others = args.concurrency
-    with running_stack(args.redis_url, model=model, worker={"concurrency": first}, extra=SMALL_WINDOW) as stack, stack.client() as client:
+    with (
+        running_stack(args.redis_url, model=model, worker={"concurrency": first}, extra=SMALL_WINDOW) as stack,
+        stack.client() as client,
+    ):
         big_handle, one_handle = upload(client, big)["handle"], upload(client, one)["handle"]
         timed_job(client, one_handle, extract, "full-chunked")  # warm-up
         one_map = statistics.median(job_walls(client, one_handle, extract, 1, runs))
@@ -380,12 +474,16 @@ def p2(args) -> list[tuple[str, str, str, str]]:
         one_reduce = median_seconds(lambda: timed(lambda: complete(reduce)), runs)
         walls = {first: statistics.median(job_walls(client, big_handle, extract, 32, runs))}
         for concurrency in others:
-            walls[concurrency] = restarted_worker_wall(stack, client, (big_handle, one_handle), extract, concurrency, runs)
+            walls[concurrency] = restarted_worker_wall(
+                stack, client, (big_handle, one_handle), extract, concurrency, runs
+            )
         floor = median_seconds(lambda: fan_out_seconds(complete, maps, reduce, 32), runs)
     return p2_rows(one_map, one_reduce, walls, floor, runs)
 
 
-def restarted_worker_wall(stack: Stack, client: ToolOutClient, handles: tuple[str, str], extract: str, concurrency: int, runs: int) -> float:
+def restarted_worker_wall(
+    stack: Stack, client: ToolOutClient, handles: tuple[str, str], extract: str, concurrency: int, runs: int
+) -> float:
     """Replace the stack's worker with one of `concurrency` threads; the median 32-chunk wall on it."""
     for name in [n for n in stack.services if n not in ("api", "model")]:
         stop_worker(stack, name)
@@ -410,7 +508,9 @@ def timed(call: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def p2_rows(one_map: float, one_reduce: float, walls: dict[int, float], floor: float, runs: int) -> list[tuple[str, str, str, str]]:
+def p2_rows(
+    one_map: float, one_reduce: float, walls: dict[int, float], floor: float, runs: int
+) -> list[tuple[str, str, str, str]]:
     ideal = one_map + one_reduce
     rows = [
         ("measure", "value", "target", "result"),
@@ -421,11 +521,31 @@ def p2_rows(one_map: float, one_reduce: float, walls: dict[int, float], floor: f
     for concurrency, wall in walls.items():
         waves = -(-32 // concurrency)
         ratio = wall / ideal
-        rows.append((f"32-chunk job, worker concurrency {concurrency}: {waves} map wave{'s' * (waves > 1)}", f"{wall * 1000:.0f} ms = {ratio:.2f}x",
-                     f"<= {TARGET_P2:.1f}x", verdict(ratio <= TARGET_P2)))
+        rows.append(
+            (
+                f"32-chunk job, worker concurrency {concurrency}: {waves} map wave{'s' * (waves > 1)}",
+                f"{wall * 1000:.0f} ms = {ratio:.2f}x",
+                f"<= {TARGET_P2:.1f}x",
+                verdict(ratio <= TARGET_P2),
+            )
+        )
         if waves > 1 and waves * P2_LATENCY_S > TARGET_P2 * ideal:
-            rows.append((f"    missed by construction: {waves} waves x {P2_LATENCY_S * 1000:.0f} ms", f"{waves * P2_LATENCY_S * 1000:.0f} ms of maps alone", "", ""))
-    rows.append(("    info: its 33 calls via litellm, 32 threads, no queue", f"{floor * 1000:.0f} ms = {floor / ideal:.2f}x", "", ""))
+            rows.append(
+                (
+                    f"    missed by construction: {waves} waves x {P2_LATENCY_S * 1000:.0f} ms",
+                    f"{waves * P2_LATENCY_S * 1000:.0f} ms of maps alone",
+                    "",
+                    "",
+                )
+            )
+    rows.append(
+        (
+            "    info: its 33 calls via litellm, 32 threads, no queue",
+            f"{floor * 1000:.0f} ms = {floor / ideal:.2f}x",
+            "",
+            "",
+        )
+    )
     return rows
 
 
@@ -473,15 +593,27 @@ def proc_status_kb(pid: int, name: str) -> int:
     raise RuntimeError(f"/proc/{pid}/status has no {name}")
 
 
-def p3_rows(size: int, raw: float, seconds: float, growth_mb: float, meta: dict, threads: int) -> list[tuple[str, str, str, str]]:
+def p3_rows(
+    size: int, raw: float, seconds: float, growth_mb: float, meta: dict, threads: int
+) -> list[tuple[str, str, str, str]]:
     mb = size / MB
     ratio = raw / seconds
     return [
         ("measure", "value", "target", "result"),
-        (f"raw encode_ordinary_batch, {threads} threads, this process (best of 2)", f"{mb / raw:.1f} MB/s ({raw:.2f} s)", "baseline", ""),
+        (
+            f"raw encode_ordinary_batch, {threads} threads, this process (best of 2)",
+            f"{mb / raw:.1f} MB/s ({raw:.2f} s)",
+            "baseline",
+            "",
+        ),
         (f"upload {mb:.0f} MB through the API (best of 2)", f"{mb / seconds:.1f} MB/s ({seconds:.2f} s)", "", ""),
         ("    ratio upload / raw", f"{ratio:.2f}x", f">= {TARGET_P3_RATIO:.1f}x", verdict(ratio >= TARGET_P3_RATIO)),
-        ("API peak RSS growth during an upload (worst of 2)", f"{growth_mb:.1f} MB", f"<= {TARGET_P3_RSS_MB} MB", verdict(growth_mb <= TARGET_P3_RSS_MB)),
+        (
+            "API peak RSS growth during an upload (worst of 2)",
+            f"{growth_mb:.1f} MB",
+            f"<= {TARGET_P3_RSS_MB} MB",
+            verdict(growth_mb <= TARGET_P3_RSS_MB),
+        ),
         ("    stored", f"{meta['tokens']:,} tokens, {meta['lines']:,} lines", "", ""),
     ]
 
@@ -489,7 +621,10 @@ def p3_rows(size: int, raw: float, seconds: float, growth_mb: float, meta: dict,
 # --- P5 ----------------------------------------------------------------------------------------------
 def p5(args) -> list[tuple[str, str, str, str]]:
     incident = datasets.POOL_INCIDENT
-    with running_stack(args.redis_url, model={"TOOLOUT_OFFLINE_LATENCY_MS": "0"}, worker={"concurrency": 8}) as stack, stack.client() as client:
+    with (
+        running_stack(args.redis_url, model={"TOOLOUT_OFFLINE_LATENCY_MS": "0"}, worker={"concurrency": 8}) as stack,
+        stack.client() as client,
+    ):
         meta = upload(client, datasets.service_log(args.log_mb * MB))
         seconds, job = timed_job(client, meta["handle"], incident.request, "read-grep", interval=0.05)
     return p5_rows(meta, job, seconds, incident.needle)
@@ -502,10 +637,20 @@ def p5_rows(meta: dict, job: dict, seconds: float, needle: str) -> list[tuple[st
     return [
         ("measure", "value", "target", "result"),
         (f"document: {meta['bytes'] / MB:.0f} MB service log", f"{meta['tokens']:,} tokens", "baseline", ""),
-        ("read-grep input tokens", f"{usage['input_tokens']:,} in / {usage['output_tokens']:,} out, {usage['calls']} calls", "", ""),
+        (
+            "read-grep input tokens",
+            f"{usage['input_tokens']:,} in / {usage['output_tokens']:,} out, {usage['calls']} calls",
+            "",
+            "",
+        ),
         ("    share of the document", f"{share:.3%}", f"<= {TARGET_P5_SHARE:.0%}", verdict(share <= TARGET_P5_SHARE)),
         ("turns / tool calls", f"{job['agent_turns']} / {job['agent_tool_calls']}", "", ""),
-        ("planted fact found", f"{'yes' if found else 'NO'} ({job['status']}, {job['mode_used']})", "found", verdict(found)),
+        (
+            "planted fact found",
+            f"{'yes' if found else 'NO'} ({job['status']}, {job['mode_used']})",
+            "found",
+            verdict(found),
+        ),
         ("job wall time", f"{seconds:.2f} s", "", ""),
     ]
 
@@ -528,8 +673,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=5, help="timed runs per P1 measure (P2 uses max(3, runs - 2))")
     parser.add_argument("--upload-mb", type=int, default=100, help="P3 upload size, MB")
     parser.add_argument("--log-mb", type=int, default=50, help="P5 service log size, MB")
-    parser.add_argument("--concurrency", default="8,32", help="P2 worker thread counts, one worker process each, in turn")
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10", help="a Redis database this bench may flush")
+    parser.add_argument(
+        "--concurrency", default="8,32", help="P2 worker thread counts, one worker process each, in turn"
+    )
+    parser.add_argument(
+        "--redis-url", default="redis://127.0.0.1:6379/10", help="a Redis database this bench may flush"
+    )
     args = parser.parse_args()
     args.only = [p.strip().lower() for p in args.only.split(",") if p.strip()]
     args.concurrency = [int(c) for c in args.concurrency.split(",") if c.strip()]
@@ -541,10 +690,14 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> int:
     args = parse_args()
-    os.environ["TOOLOUT_REDIS_URL"] = args.redis_url  # this process's Celery app (chords, pings) uses the stack's broker
+    os.environ["TOOLOUT_REDIS_URL"] = (
+        args.redis_url
+    )  # this process's Celery app (chords, pings) uses the stack's broker
     processes.ensure_redis(args.redis_url)
     missed = False
-    print(f"toolout service bench: {os.cpu_count()} cores, Redis {args.redis_url}, logs in {REPO_ROOT / 'var' / 'bench' / 'logs'}\n")
+    print(
+        f"toolout service bench: {os.cpu_count()} cores, Redis {args.redis_url}, logs in {REPO_ROOT / 'var' / 'bench' / 'logs'}\n"
+    )
     for part in args.only:
         started = time.perf_counter()
         rows = RUNNERS[part](args)

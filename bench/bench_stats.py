@@ -26,8 +26,8 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.report import print_table, verdict  # noqa: E402
-from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
+from bench.report import print_table, verdict
+from infra.tokenizer_files import ensure_offline_encodings
 
 ensure_offline_encodings()
 
@@ -43,10 +43,7 @@ TARGET_RATIO = 0.80
 TARGET_PLAN_EXTRA = 0.10
 TARGET_STREAM_MB = 64
 
-WORDS = (
-    "the request failed because upstream timeout retry status error warning info user order payment "
-    "invoice shipped pending cancelled région données überprüfung 東京 注文 статус ✓ → latency p99"
-).split()
+WORDS = ["the", "request", "failed", "because", "upstream", "timeout", "retry", "status", "error", "warning", "info", "user", "order", "payment", "invoice", "shipped", "pending", "cancelled", "région", "données", "überprüfung", "東京", "注文", "статус", "✓", "→", "latency", "p99"]
 
 
 # --- corpus ------------------------------------------------------------------------------------
@@ -57,8 +54,12 @@ def log_line(rnd: random.Random, n: int) -> str:
 
 def json_record(rnd: random.Random, n: int) -> dict:
     return {
-        "id": n, "user": f"u{rnd.randint(1, 99999)}", "amount": round(rnd.uniform(0, 5000), 2),
-        "status": rnd.choice(WORDS), "tags": rnd.sample(WORDS, 3), "note": " ".join(rnd.choices(WORDS, k=8)),
+        "id": n,
+        "user": f"u{rnd.randint(1, 99999)}",
+        "amount": round(rnd.uniform(0, 5000), 2),
+        "status": rnd.choice(WORDS),
+        "tags": rnd.sample(WORDS, 3),
+        "note": " ".join(rnd.choices(WORDS, k=8)),
     }
 
 
@@ -174,15 +175,28 @@ def stream_child(stream_mb: int, threads: int, piece_bytes: int) -> None:
         for block in generated_blocks(stream_mb * MB, pool):
             counter.feed(block)
         measured = counter.finish()
-        result.update(seconds=time.perf_counter() - started, tokens=measured.stats.tokens,
-                      index_json_bytes=len(measured.index.model_dump_json()))
+        result.update(
+            seconds=time.perf_counter() - started,
+            tokens=measured.stats.tokens,
+            index_json_bytes=len(measured.index.model_dump_json()),
+        )
 
     result["delta_mb"] = peak_rss_growth_mb(run)
     print(json.dumps(result))
 
 
 def run_stream_child(stream_mb: int, threads: int, piece_bytes: int) -> dict:
-    command = [sys.executable, __file__, "--stream-child", "--stream-mb", str(stream_mb), "--threads", str(threads), "--piece-bytes", str(piece_bytes)]
+    command = [
+        sys.executable,
+        __file__,
+        "--stream-child",
+        "--stream-mb",
+        str(stream_mb),
+        "--threads",
+        str(threads),
+        "--piece-bytes",
+        str(piece_bytes),
+    ]
     output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -218,19 +232,38 @@ def main() -> None:
     stream = run_stream_child(args.stream_mb, args.threads, args.piece_bytes)
 
     ratio, extra, small_extra = raw / stats_time, plan_time / stats_time, small_plan_time / stats_time
-    print(f"toolout stats bench: {size_mb:.0f} MB mixed text/JSON, {measured.stats.tokens:,} tokens, "
-          f"{args.threads} threads, {DEFAULT_ENCODING}, pieces ≤ {args.piece_bytes // 1024} KiB, best of {args.repeat}\n")
-    print_table([
-        ("measure", "value", "target", "result"),
-        ("(a) raw encode_ordinary_batch", f"{size_mb / raw:.1f} MB/s ({raw:.2f} s)", "baseline", ""),
-        ("(b) StatsCounter", f"{size_mb / stats_time:.1f} MB/s ({stats_time:.2f} s)", "", ""),
-        ("    ratio (b)/(a)", f"{ratio:.2f}x", f">= {TARGET_RATIO:.2f}x", verdict(ratio >= TARGET_RATIO)),
-        (f"(c) plan_chunks, budget {budget:,}", f"{plan_time:.3f} s, {chunk_count} chunks = +{extra:.1%}", f"<= {TARGET_PLAN_EXTRA:.0%}", verdict(extra <= TARGET_PLAN_EXTRA)),
-        (f"    info: budget {small_budget:,}", f"{small_plan_time:.3f} s, {small_chunks} chunks = +{small_extra:.1%}", "", ""),
-        (f"(d) stream {args.stream_mb} MB, peak RSS growth", f"{stream['delta_mb']:.1f} MB", f"<= {TARGET_STREAM_MB} MB", verdict(stream["delta_mb"] <= TARGET_STREAM_MB)),
-        ("    stream throughput", f"{args.stream_mb / stream['seconds']:.1f} MB/s", "", ""),
-        ("    token index JSON", f"{stream['index_json_bytes'] / 1024:.0f} KiB for {args.stream_mb} MB", "", ""),
-    ])
+    print(
+        f"toolout stats bench: {size_mb:.0f} MB mixed text/JSON, {measured.stats.tokens:,} tokens, "
+        f"{args.threads} threads, {DEFAULT_ENCODING}, pieces ≤ {args.piece_bytes // 1024} KiB, best of {args.repeat}\n"
+    )
+    print_table(
+        [
+            ("measure", "value", "target", "result"),
+            ("(a) raw encode_ordinary_batch", f"{size_mb / raw:.1f} MB/s ({raw:.2f} s)", "baseline", ""),
+            ("(b) StatsCounter", f"{size_mb / stats_time:.1f} MB/s ({stats_time:.2f} s)", "", ""),
+            ("    ratio (b)/(a)", f"{ratio:.2f}x", f">= {TARGET_RATIO:.2f}x", verdict(ratio >= TARGET_RATIO)),
+            (
+                f"(c) plan_chunks, budget {budget:,}",
+                f"{plan_time:.3f} s, {chunk_count} chunks = +{extra:.1%}",
+                f"<= {TARGET_PLAN_EXTRA:.0%}",
+                verdict(extra <= TARGET_PLAN_EXTRA),
+            ),
+            (
+                f"    info: budget {small_budget:,}",
+                f"{small_plan_time:.3f} s, {small_chunks} chunks = +{small_extra:.1%}",
+                "",
+                "",
+            ),
+            (
+                f"(d) stream {args.stream_mb} MB, peak RSS growth",
+                f"{stream['delta_mb']:.1f} MB",
+                f"<= {TARGET_STREAM_MB} MB",
+                verdict(stream["delta_mb"] <= TARGET_STREAM_MB),
+            ),
+            ("    stream throughput", f"{args.stream_mb / stream['seconds']:.1f} MB/s", "", ""),
+            ("    token index JSON", f"{stream['index_json_bytes'] / 1024:.0f} KiB for {args.stream_mb} MB", "", ""),
+        ]
+    )
 
 
 if __name__ == "__main__":

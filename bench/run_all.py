@@ -57,7 +57,9 @@ def summary(results: dict[str, tuple[int, float]]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small sizes and few repetitions: a smoke run, not numbers to quote")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes and few repetitions: a smoke run, not numbers to quote"
+    )
     parser.add_argument("--only", default=",".join(FULL), help=f"comma-separated subset of {','.join(FULL)}")
     args = parser.parse_args()
     chosen = [name.strip() for name in args.only.split(",") if name.strip()]

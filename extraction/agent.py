@@ -90,8 +90,11 @@ class _Loop:
         self.outcome.tool_calls += len(allowed)
         messages: list[Message] = [assistant_tool_message(content, calls)]
         for i, call in enumerate(calls):
-            text = self._call(call) if i < len(allowed) else (
-                f"Error: not run — at most {self.bounds.max_tool_calls_per_turn} tool calls per turn.")
+            text = (
+                self._call(call)
+                if i < len(allowed)
+                else (f"Error: not run — at most {self.bounds.max_tool_calls_per_turn} tool calls per turn.")
+            )
             messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
         return messages
 
@@ -112,7 +115,9 @@ def assistant_tool_message(content: str | None, calls: list[ToolCall]) -> Messag
     return {
         "role": "assistant",
         "content": content,
-        "tool_calls": [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls],
+        "tool_calls": [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls
+        ],
     }
 
 

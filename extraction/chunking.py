@@ -54,7 +54,11 @@ class Chunk(BaseModel):
 
 def chunk_budget(max_context_tokens: int, max_output_tokens: int, prompt_tokens: int) -> int:
     """Tokens one chunk may take: the context minus the reserved answer and the prompt around it."""
-    for name, value in (("max_context_tokens", max_context_tokens), ("max_output_tokens", max_output_tokens), ("prompt_tokens", prompt_tokens)):
+    for name, value in (
+        ("max_context_tokens", max_context_tokens),
+        ("max_output_tokens", max_output_tokens),
+        ("prompt_tokens", prompt_tokens),
+    ):
         if value < 0:
             raise InvalidInput(f"{name} must not be negative, got {value}", **{name: value})
     budget = max_context_tokens - max_output_tokens - prompt_tokens
@@ -62,8 +66,11 @@ def chunk_budget(max_context_tokens: int, max_output_tokens: int, prompt_tokens:
         raise ChunkBudgetError(
             f"no room for a chunk: context {max_context_tokens} − output {max_output_tokens} − prompt {prompt_tokens}"
             f" = {budget} tokens, need at least {MIN_CHUNK_TOKENS}",
-            max_context_tokens=max_context_tokens, max_output_tokens=max_output_tokens,
-            prompt_tokens=prompt_tokens, budget_tokens=budget, minimum=MIN_CHUNK_TOKENS,
+            max_context_tokens=max_context_tokens,
+            max_output_tokens=max_output_tokens,
+            prompt_tokens=prompt_tokens,
+            budget_tokens=budget,
+            minimum=MIN_CHUNK_TOKENS,
         )
     return budget
 
@@ -106,12 +113,19 @@ def plan_chunks(
     gives one empty chunk, so callers never special-case zero chunks.
     """
     if index.size != size:
-        raise InvalidInput(f"token index covers {index.size} bytes but the document has {size}", index_bytes=index.size, size=size)
+        raise InvalidInput(
+            f"token index covers {index.size} bytes but the document has {size}", index_bytes=index.size, size=size
+        )
     if budget_tokens < MIN_PLAN_TOKENS:
-        raise ChunkBudgetError(f"chunk budget of {budget_tokens} tokens is below the minimum of {MIN_PLAN_TOKENS}", budget_tokens=budget_tokens)
+        raise ChunkBudgetError(
+            f"chunk budget of {budget_tokens} tokens is below the minimum of {MIN_PLAN_TOKENS}",
+            budget_tokens=budget_tokens,
+        )
     planner = _Planner(
-        TokenPositions(index, read), budget_tokens,
-        normalize_fraction("overlap", overlap, MAX_OVERLAP), normalize_fraction("snap_fraction", snap_fraction, MAX_SNAP_FRACTION),
+        TokenPositions(index, read),
+        budget_tokens,
+        normalize_fraction("overlap", overlap, MAX_OVERLAP),
+        normalize_fraction("snap_fraction", snap_fraction, MAX_SNAP_FRACTION),
     )
     return planner.plan()
 
@@ -167,7 +181,9 @@ class _Planner:
         half_window = int(chunk_tokens * self.snap / 2)
         ceiling = min(target + half_window, start.tokens_before + self.budget)
         after = max(start.offset, previous_end.offset)
-        window = _Window(target - half_window, ceiling, target, after, self.positions.size, self._tolerance(chunk_tokens))
+        window = _Window(
+            target - half_window, ceiling, target, after, self.positions.size, self._tolerance(chunk_tokens)
+        )
         return self._cut(window) or self._smallest_step(start, after)
 
     def _smallest_step(self, start: Position, after: int) -> Position:
@@ -241,4 +257,3 @@ class _Planner:
     def _exact(self, window: _Window) -> Position | None:
         found = self.positions.at_token(window.exact)
         return found if window.after < found.offset <= window.limit else None
-

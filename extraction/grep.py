@@ -28,7 +28,16 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from extraction.errors import InvalidInput
-from extraction.lines import DEFAULT_MAX_LINE_CHARS, NL, LineIndex, decode, nth_newline, numbered, render_line, render_match
+from extraction.lines import (
+    DEFAULT_MAX_LINE_CHARS,
+    NL,
+    LineIndex,
+    decode,
+    nth_newline,
+    numbered,
+    render_line,
+    render_match,
+)
 from extraction.protocols import BlobReader
 
 DEFAULT_BLOCK = 8 << 20
@@ -138,7 +147,9 @@ def check_pattern(pattern: str) -> None:
     if not pattern:
         raise InvalidInput("the grep pattern is empty; give the text (or regex) to search for", pattern=pattern)
     if "\n" in pattern:
-        raise InvalidInput("grep matches within single lines, so the pattern cannot contain a line break", pattern=pattern)
+        raise InvalidInput(
+            "grep matches within single lines, so the pattern cannot contain a line break", pattern=pattern
+        )
 
 
 class GrepResult(BaseModel):
@@ -201,7 +212,13 @@ class _GrepRun:
     """State of one grep across segments: output so far, context bookkeeping, stop condition."""
 
     def __init__(
-        self, matcher: LineMatcher, before: int, after: int, max_matches: int, max_chars: int, numbering: _Numbering | None
+        self,
+        matcher: LineMatcher,
+        before: int,
+        after: int,
+        max_matches: int,
+        max_chars: int,
+        numbering: _Numbering | None,
     ) -> None:
         self.matcher, self.before, self.after, self.numbering = matcher, before, after, numbering
         self.max_matches, self.max_chars = max_matches, max_chars
@@ -250,7 +267,9 @@ class _GrepRun:
             return n + buf.count(NL, at, pos)
         return self.numbering.line_at(self._base + pos) if need else None
 
-    def _hit(self, buf: bytes, start: int, end: int, hit: int, cur: Cursor, count: Cursor) -> tuple[Cursor, Cursor, bool]:
+    def _hit(
+        self, buf: bytes, start: int, end: int, hit: int, cur: Cursor, count: Cursor
+    ) -> tuple[Cursor, Cursor, bool]:
         """Check one candidate; emit it with context if it matches. Returns (cursor, count cursor, stop)."""
         ls = max(start, buf.rfind(NL, start, hit) + 1)
         if ls < count[0] or ls >= end:
@@ -297,11 +316,15 @@ class _GrepRun:
         pos, n = ls, hit_ln
         while n > first and pos > start:
             ps = max(start, buf.rfind(NL, start, pos - 1) + 1)
-            lines.append((n - 1, render_line(buf[ps:pos - 1], self.max_chars)))
+            lines.append((n - 1, render_line(buf[ps : pos - 1], self.max_chars)))
             pos, n = ps, n - 1
         lines += [entry for entry in reversed(self.tail) if first <= entry[0] < n]
         lines.reverse()
-        if (self.before or self.after) and self.last_emitted and (lines[0][0] if lines else hit_ln) > self.last_emitted + 1:
+        if (
+            (self.before or self.after)
+            and self.last_emitted
+            and (lines[0][0] if lines else hit_ln) > self.last_emitted + 1
+        ):
             self.out.append("--")
         for n, text in lines:
             self._emit(n, text, "-")
@@ -324,7 +347,7 @@ class _GrepRun:
         fresh.reverse()
         oldest = fresh[0][0] if fresh else sys.maxsize
         kept = [e for e in self.tail if self.last_emitted < e[0] < oldest]
-        self.tail = (kept + fresh)[-self.before:]
+        self.tail = (kept + fresh)[-self.before :]
 
     def result(self, lines_scanned: int) -> GrepResult:
         lines = self.last_emitted if not self.searching else lines_scanned
@@ -382,7 +405,9 @@ def grep_lines(
     return run.result(index.lines if lines is None and index is not None else lines or 0)
 
 
-def _check_grep_args(before: int, after: int, max_matches: int, block_size: int, max_chars: int, long_line: int) -> None:
+def _check_grep_args(
+    before: int, after: int, max_matches: int, block_size: int, max_chars: int, long_line: int
+) -> None:
     values = {"before": before, "after": after, "max_matches": max_matches, "block_size": block_size,
               "max_line_chars": max_chars, "long_line_bytes": long_line}  # fmt: skip
     for (name, value), least in zip(values.items(), (0, 0, 1, 1, 1, 2), strict=True):
@@ -409,21 +434,23 @@ def _stream(run: _GrepRun, blocks: Iterator[bytes], long_line: int, numbering: _
             if carried >= long_line:
                 ln, carry, carried = _cut_long_line(run, b"".join(carry), ln, at - carried, long_line)
             continue
-        head = b"".join([*carry, block[:first + 1]])
+        head = b"".join([*carry, block[: first + 1]])
         ln = run.scan(head, 0, len(head), ln, at - len(block) - carried)
         last = block.rfind(NL)
         if last > first and not run.done:
             ln = run.scan(block, first + 1, last + 1, ln, at - len(block))
-        carry, carried = [block[last + 1:]], len(block) - last - 1
+        carry, carried = [block[last + 1 :]], len(block) - last - 1
     tail = b"".join(carry)
     if tail and not run.done:
         return run.scan(tail, 0, len(tail), ln, at - carried)
     return ln - 1 if ln is not None and not tail else ln
 
 
-def _cut_long_line(run: _GrepRun, part: bytes, ln: int | None, base: int, long_line: int) -> tuple[int | None, list[bytes], int]:
+def _cut_long_line(
+    run: _GrepRun, part: bytes, ln: int | None, base: int, long_line: int
+) -> tuple[int | None, list[bytes], int]:
     """Search the first window of an over-long line; keep an overlap so a match on the seam is found."""
     if not run.done:
         ln = run.scan(part, 0, len(part), ln, base, cut=True)
-    keep = part[-min(64 << 10, long_line // 2):]
+    keep = part[-min(64 << 10, long_line // 2) :]
     return ln, [keep], len(keep)

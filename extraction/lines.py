@@ -183,7 +183,7 @@ def render_match(text: str, span: tuple[int, int] | None, max_chars: int) -> str
     right = len(text) - left - max_chars
     pre = f"[line clipped: {left} chars before] …" if left else ""
     post = f"… [line clipped: {right} more chars]" if right > 0 else ""
-    return f"{pre}{text[left:left + max_chars]}{post}"
+    return f"{pre}{text[left : left + max_chars]}{post}"
 
 
 def decode(raw: bytes) -> str:
@@ -256,9 +256,9 @@ class _Collector:
             self._open = True
             return
         room = max(0, min(end, start + self.cap - len(self._head)) - start)
-        self._head += block[start:start + room]
+        self._head += block[start : start + room]
         if start + room < end:
-            self._extra += count_chars(block[start + room:end])
+            self._extra += count_chars(block[start + room : end])
         self._last, self._open = block[end - 1], True
 
     def _close(self, *, exact: bool) -> None:
@@ -301,7 +301,9 @@ def read_lines(
 
 def _check_read_args(offset: int, limit: int, max_line_chars: int, max_block: int) -> None:
     if offset < 1:
-        raise InvalidInput(f"offset must be a line number of at least 1 (lines are numbered from 1), got {offset}", offset=offset)
+        raise InvalidInput(
+            f"offset must be a line number of at least 1 (lines are numbered from 1), got {offset}", offset=offset
+        )
     if limit < 1:
         raise InvalidInput(f"limit must be at least 1 line, got {limit}", limit=limit)
     if max_line_chars < 1:
@@ -336,7 +338,7 @@ def _skip_lines(blocks: Iterator[bytes], skip: int) -> Iterator[bytes]:
     for block in blocks:
         hit = nth_newline(block, skip) if skip else -1
         if hit >= 0 or not skip:
-            yield block[hit + 1:] if skip else block
+            yield block[hit + 1 :] if skip else block
             yield from blocks
             return
         skip -= block.count(NL)

@@ -31,7 +31,9 @@ def messages_tokens(messages: list[Message], encoding: str) -> int:
     return sum(count_tokens(str(m.get("content") or ""), encoding) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
-def map_prompt_tokens(ctx: PromptContext, limits: ModelLimits, *, overlap_percent: float, max_chunks: int = 99_999) -> int:
+def map_prompt_tokens(
+    ctx: PromptContext, limits: ModelLimits, *, overlap_percent: float, max_chunks: int = 99_999
+) -> int:
     """Tokens the map prompt takes around an empty chunk, at the widest chunk numbering."""
     empty = map_messages(ctx, "", chunk_index=max_chunks, chunk_total=max_chunks, overlap_percent=overlap_percent)
     return messages_tokens(empty, limits.encoding)
@@ -53,7 +55,9 @@ def plan_reduce_groups(outputs: list[str], ctx: PromptContext, limits: ModelLimi
     return group_for_reduce(output_sizes(outputs, ctx, limits), reduce_budget(ctx, limits))
 
 
-def ask_for_report(llm: LLM, messages: list[Message], nonce: str, *, attempts: int, max_tokens: int | None) -> tuple[FinalReport, Usage]:
+def ask_for_report(
+    llm: LLM, messages: list[Message], nonce: str, *, attempts: int, max_tokens: int | None
+) -> tuple[FinalReport, Usage]:
     """Call the model until it produces a real final report, at most `attempts` times.
 
     Raises `ReportParseError` carrying the usage spent, so failed attempts are still accounted for.
@@ -66,7 +70,9 @@ def ask_for_report(llm: LLM, messages: list[Message], nonce: str, *, attempts: i
         if isinstance(parsed, FinalReport):
             return parsed, usage
         reason = parsed.reason
-    raise ReportParseError(f"no valid final report after {max(1, attempts)} attempt(s): {reason}", usage=usage.model_dump())
+    raise ReportParseError(
+        f"no valid final report after {max(1, attempts)} attempt(s): {reason}", usage=usage.model_dump()
+    )
 
 
 def _complete(llm: LLM, messages: list[Message], max_tokens: int | None, spent: Usage) -> LLMReply:
@@ -78,13 +84,25 @@ def _complete(llm: LLM, messages: list[Message], max_tokens: int | None, spent: 
         raise
 
 
-def map_chunk(llm: LLM, ctx: PromptContext, text: str, *, index: int, total: int, overlap_percent: float, limits: ModelLimits, attempts: int) -> tuple[FinalReport, Usage]:
+def map_chunk(
+    llm: LLM,
+    ctx: PromptContext,
+    text: str,
+    *,
+    index: int,
+    total: int,
+    overlap_percent: float,
+    limits: ModelLimits,
+    attempts: int,
+) -> tuple[FinalReport, Usage]:
     """One map call over one chunk (`index` is 0-based; the prompt shows it 1-based)."""
     messages = map_messages(ctx, text, chunk_index=index + 1, chunk_total=total, overlap_percent=overlap_percent)
     return ask_for_report(llm, messages, ctx.nonce, attempts=attempts, max_tokens=limits.max_output_tokens)
 
 
-def reduce_chunk_outputs(llm: LLM, ctx: PromptContext, outputs: list[str], *, limits: ModelLimits, attempts: int) -> tuple[FinalReport, Usage]:
+def reduce_chunk_outputs(
+    llm: LLM, ctx: PromptContext, outputs: list[str], *, limits: ModelLimits, attempts: int
+) -> tuple[FinalReport, Usage]:
     """One reduce call synthesising several outputs into one."""
     messages = reduce_messages(ctx, outputs)
     return ask_for_report(llm, messages, ctx.nonce, attempts=attempts, max_tokens=limits.max_output_tokens)

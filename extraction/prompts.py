@@ -1,4 +1,4 @@
-'''Every prompt the extractor sends, in one place: seed 002 §3a verbatim, placeholders filled.
+"""Every prompt the extractor sends, in one place: seed 002 §3a verbatim, placeholders filled.
 
 The three system prompts (map, reduce, read-grep) are the seed's text character for character;
 only the `<PLACEHOLDER>`s are replaced. The section headers (`WHAT TO EXTRACT`, `CHUNK INFO`,
@@ -10,7 +10,7 @@ Placeholders are filled in a single pass, so a value that itself contains `<EXTR
 
 Document text never goes into a system prompt: map chunks travel in the user message between
 BEGIN/END lines that carry the job's nonce, so a document cannot fake the end of its own chunk.
-'''
+"""
 
 from __future__ import annotations
 

@@ -30,8 +30,12 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cost_usd: float | None = None
 
-    def __add__(self, other: "Usage") -> "Usage":
-        cost = None if self.cost_usd is None and other.cost_usd is None else (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+    def __add__(self, other: Usage) -> Usage:
+        cost = (
+            None
+            if self.cost_usd is None and other.cost_usd is None
+            else (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        )
         return Usage(
             calls=self.calls + other.calls,
             input_tokens=self.input_tokens + other.input_tokens,
@@ -72,6 +76,8 @@ class BlobReader(Protocol):
         """Bytes [start, end) of the blob; `end` is clipped to the size."""
         ...
 
-    def iter_range(self, key: str, start: int = 0, end: int | None = None, block_size: int = 8 << 20) -> Iterator[bytes]:
+    def iter_range(
+        self, key: str, start: int = 0, end: int | None = None, block_size: int = 8 << 20
+    ) -> Iterator[bytes]:
         """Stream bytes [start, end) in blocks of at most `block_size`."""
         ...

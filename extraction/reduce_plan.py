@@ -36,7 +36,9 @@ def _check(sizes: list[int], budget_tokens: int) -> None:
         raise InvalidInput("output sizes must not be negative", sizes=sizes)
 
 
-def _best_group_ending_at(end: int, sizes: list[int], budget: int, best: list[tuple[int, int]]) -> tuple[tuple[int, int], int]:
+def _best_group_ending_at(
+    end: int, sizes: list[int], budget: int, best: list[tuple[int, int]]
+) -> tuple[tuple[int, int], int]:
     """(cost, start) of the best last group [start, end); cost = (single-item groups, groups)."""
     singles, groups = best[end - 1]
     choice = ((singles + 1, groups + 1), end - 1)
@@ -64,7 +66,8 @@ def ensure_depth(level: int, max_depth: int) -> None:
         raise ReduceDepthError(
             f"reduce would need level {level} but max_reduce_depth is {max_depth}: the chunk outputs are too large"
             " to merge within the allowed levels (raise max_reduce_depth or ask for a narrower extract)",
-            level=level, max_depth=max_depth,
+            level=level,
+            max_depth=max_depth,
         )
 
 
@@ -80,7 +83,8 @@ def levels_needed(sizes: list[int], budget_tokens: int, assumed_output_tokens: i
         if len(groups) >= len(sizes):
             raise ReduceDepthError(
                 f"reduce cannot converge: {len(sizes)} outputs form {len(groups)} groups at budget {budget_tokens}",
-                outputs=len(sizes), budget_tokens=budget_tokens,
+                outputs=len(sizes),
+                budget_tokens=budget_tokens,
             )
         sizes = [sizes[g[0]] if len(g) == 1 else assumed_output_tokens for g in groups]
         level += 1

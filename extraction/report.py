@@ -91,7 +91,8 @@ class _Tags:
         self.think_opens = list(_THINK_OPEN.finditer(text))
         self.think_closes = list(_THINK_CLOSE.finditer(text))
         self._think_close_ends = {
-            name: [m.end() for m in self.think_closes if m.group("name").lower() == name] for name in ("think", "thinking")
+            name: [m.end() for m in self.think_closes if m.group("name").lower() == name]
+            for name in ("think", "thinking")
         }
 
     def close_after(self, position: int) -> re.Match[str] | None:
@@ -162,11 +163,11 @@ def _report_after(tags: _Tags, opener: re.Match[str]) -> FinalReport:
     closer = tags.close_after(opener.end())
     next_open = tags.open_after(opener.end())
     if closer is not None and (next_open is None or closer.start() < next_open):
-        raw = tags.text[opener.end(): closer.start()]
+        raw = tags.text[opener.end() : closer.start()]
     else:
         closer = None
         end = len(tags.text) if next_open is None else next_open
-        raw = _drop_partial_close(tags.text[opener.end(): end], tags.nonce)
+        raw = _drop_partial_close(tags.text[opener.end() : end], tags.nonce)
     content = clean_content(raw)
     return FinalReport(content=content, found=not says_not_found(content), closed=closer is not None)
 
@@ -177,10 +178,10 @@ def clean_content(raw: str) -> str:
     fences = list(_FENCE_LINE.finditer(content))
     if len(fences) % 2 == 1:
         last, first = fences[-1], fences[0]
-        if not content[last.end():].strip():
+        if not content[last.end() :].strip():
             content = content[: last.start()]
         elif not content[: first.start()].strip():
-            content = content[first.end():]
+            content = content[first.end() :]
     return content.strip()
 
 
@@ -190,7 +191,7 @@ def _drop_leading_think(content: str) -> str:
         return content
     name = re.escape(opener.group("name"))
     closer = re.compile(rf"<\s*/\s*{name}\s*>", re.IGNORECASE).search(content, opener.end())
-    return content if closer is None else content[closer.end():].strip()
+    return content if closer is None else content[closer.end() :].strip()
 
 
 def _drop_partial_close(raw: str, nonce: str) -> str:

@@ -30,11 +30,7 @@ def not_found_abstract(extract: str, detail: str) -> str:
     in it (the model repeating the marker) is dropped so the marker appears exactly once.
     """
     description = _without_marker(detail) or "The extractor did not describe what the document contains."
-    return (
-        f"{NO_RELEVANT_DATA}\n\n"
-        f"Searched for: {extract.strip()}\n\n"
-        f"What the document contains instead: {description}"
-    )
+    return f"{NO_RELEVANT_DATA}\n\nSearched for: {extract.strip()}\n\nWhat the document contains instead: {description}"
 
 
 def unknown_handle_text(handle: str, tool_name: str = "unknown", mode_used: str = UNKNOWN_HANDLE_STRATEGY) -> str:

@@ -31,7 +31,9 @@ class Mode(StrEnum):
             return cls(normalized)
         except ValueError:
             allowed = ", ".join(mode.value for mode in cls)
-            raise InvalidInput(f"unknown mode {value!r}; allowed: {allowed}", mode=value, allowed=[m.value for m in cls]) from None
+            raise InvalidInput(
+                f"unknown mode {value!r}; allowed: {allowed}", mode=value, allowed=[m.value for m in cls]
+            ) from None
 
 
 class RoutingDecision(BaseModel):
@@ -55,7 +57,10 @@ def route(
     if mode is not Mode.AUTO:
         return RoutingDecision(mode=mode, reason=f"requested: {mode.value}")
     if chunk_count <= max_chunks_for_full:
-        return RoutingDecision(mode=Mode.FULL_CHUNKED, reason=f"auto: {_chunks(chunk_count)} ≤ max_chunks_for_full_mode={max_chunks_for_full}")
+        return RoutingDecision(
+            mode=Mode.FULL_CHUNKED,
+            reason=f"auto: {_chunks(chunk_count)} ≤ max_chunks_for_full_mode={max_chunks_for_full}",
+        )
     if avg_line_bytes > long_line_bytes:
         return RoutingDecision(
             mode=Mode.FULL_CHUNKED,
@@ -70,11 +75,16 @@ def route(
 
 def _check_thresholds(chunk_count: int, avg_line_bytes: float, max_chunks_for_full: int, long_line_bytes: int) -> None:
     if chunk_count < 0 or avg_line_bytes < 0:
-        raise InvalidInput("chunk_count and avg_line_bytes must not be negative", chunk_count=chunk_count, avg_line_bytes=avg_line_bytes)
+        raise InvalidInput(
+            "chunk_count and avg_line_bytes must not be negative",
+            chunk_count=chunk_count,
+            avg_line_bytes=avg_line_bytes,
+        )
     if max_chunks_for_full < 0 or long_line_bytes < 0:
         raise InvalidInput(
             "max_chunks_for_full and long_line_bytes must not be negative",
-            max_chunks_for_full=max_chunks_for_full, long_line_bytes=long_line_bytes,
+            max_chunks_for_full=max_chunks_for_full,
+            long_line_bytes=long_line_bytes,
         )
 
 

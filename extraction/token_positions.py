@@ -122,7 +122,9 @@ class TokenPositions:
         if len(raw) != end - start:
             raise ExtractionError(
                 f"document changed under its token index: read {start}:{end} gave {len(raw)} bytes",
-                start=start, end=end, got=len(raw),
+                start=start,
+                end=end,
+                got=len(raw),
             )
         self.pieces_read += 1
         _remember(self._raw, piece, raw)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import tiktoken
 import tiktoken.model
@@ -33,7 +33,7 @@ def encoding_name_for_model(model: str) -> str:
         return DEFAULT_ENCODING
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_encoding(name: str) -> tiktoken.Encoding:
     """The named encoding, loaded once per process (loading parses a multi-megabyte BPE file)."""
     return tiktoken.get_encoding(name)

@@ -85,8 +85,16 @@ GREP_PARAMETERS: Schema = {
             "description": "Treat pattern as a regular expression (RE2 syntax: no backreferences or lookaround). Default false.",
         },
         "ignore_case": {"type": "boolean", "description": "Match without regard to letter case. Default false."},
-        "before": {"type": "integer", "minimum": 0, "description": "Lines of context to show before each match. Default 0."},
-        "after": {"type": "integer", "minimum": 0, "description": "Lines of context to show after each match. Default 0."},
+        "before": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Lines of context to show before each match. Default 0.",
+        },
+        "after": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "Lines of context to show after each match. Default 0.",
+        },
         "max_matches": {
             "type": "integer",
             "minimum": 1,

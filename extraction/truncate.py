@@ -48,7 +48,7 @@ def read_sizes(budget_bytes: int) -> tuple[int, int]:
 def truncate_bytes(data: bytes, budget_bytes: int) -> str:
     """Convenience for a document already in memory."""
     head_size, tail_size = read_sizes(budget_bytes)
-    return truncate_head_tail(data[:head_size], data[max(0, len(data) - tail_size):], len(data), budget_bytes)
+    return truncate_head_tail(data[:head_size], data[max(0, len(data) - tail_size) :], len(data), budget_bytes)
 
 
 def truncate_head_tail(head: bytes, tail: bytes, total_bytes: int, budget_bytes: int) -> str:
@@ -71,7 +71,7 @@ def _cut_middle(head: bytes, tail: bytes, total_bytes: int, budget_bytes: int) -
         return marker(total_bytes).strip()
     head_text, head_used = _decode_prefix(head[: room // 2], room // 2)
     tail_room = room - room // 2
-    tail_text, tail_used = _decode_suffix(tail[max(0, len(tail) - tail_room):], tail_room)
+    tail_text, tail_used = _decode_suffix(tail[max(0, len(tail) - tail_room) :], tail_room)
     return head_text + marker(total_bytes - head_used - tail_used) + tail_text
 
 
@@ -84,7 +84,7 @@ def _reassemble(head: bytes, tail: bytes, total_bytes: int) -> bytes:
     """The whole document from a prefix and a suffix that together cover it."""
     if len(head) >= total_bytes:
         return head[:total_bytes]
-    return head + tail[len(head) + len(tail) - total_bytes:]
+    return head + tail[len(head) + len(tail) - total_bytes :]
 
 
 def _decode_prefix(raw: bytes, limit: int) -> tuple[str, int]:
@@ -236,11 +236,13 @@ def _shrink_list(items: list[Any], limits: JsonLimits, depth: int) -> list[Any]:
         return [shrink(item, limits, depth + 1) for item in items]
     first, last = (limits.items + 1) // 2, limits.items // 2
     elided = len(items) - first - last
-    kept_tail = items[len(items) - last:] if last else []
+    kept_tail = items[len(items) - last :] if last else []
     note = f"{ELLIPSIS} {elided} more items {ELLIPSIS}"
-    return [shrink(item, limits, depth + 1) for item in items[:first]] + [note] + [
-        shrink(item, limits, depth + 1) for item in kept_tail
-    ]
+    return (
+        [shrink(item, limits, depth + 1) for item in items[:first]]
+        + [note]
+        + [shrink(item, limits, depth + 1) for item in kept_tail]
+    )
 
 
 def _shrink_dict(mapping: dict[str, Any], limits: JsonLimits, depth: int) -> dict[str, Any]:

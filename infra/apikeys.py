@@ -63,7 +63,10 @@ def new_key() -> str:
 def check_tenant(tenant: str) -> str:
     """Tenant names appear in Redis key names: letters, digits, `.`, `_`, `-`, at most 64 characters."""
     if not _TENANT.fullmatch(tenant):
-        raise InvalidInput(f"invalid tenant {tenant!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", tenant=tenant)
+        raise InvalidInput(
+            f"invalid tenant {tenant!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+            tenant=tenant,
+        )
     return tenant
 
 
@@ -73,7 +76,10 @@ def configured_keys(raw: dict[str, str]) -> dict[str, str]:
     for key_hash, tenant in raw.items():
         digest = key_hash.strip().lower()
         if not _HASH.fullmatch(digest):
-            raise InvalidInput("TOOLOUT_API_KEYS maps sha256 hex digests (64 hex characters) to tenants, not raw keys", entry=key_hash[:8] + "…")
+            raise InvalidInput(
+                "TOOLOUT_API_KEYS maps sha256 hex digests (64 hex characters) to tenants, not raw keys",
+                entry=key_hash[:8] + "…",
+            )
         checked[digest] = check_tenant(tenant)
     return checked
 
@@ -114,7 +120,10 @@ class ApiKeyStore:
 
     def list(self) -> list[ApiKeyInfo]:
         """Every key, configured ones first, then Redis ones oldest first."""
-        configured = [ApiKeyInfo(digest, tenant, "settings") for digest, tenant in sorted(self._configured.items(), key=lambda kv: kv[1])]
+        configured = [
+            ApiKeyInfo(digest, tenant, "settings")
+            for digest, tenant in sorted(self._configured.items(), key=lambda kv: kv[1])
+        ]
         return configured + sorted(self._stored(), key=lambda info: info.created_at or 0.0)
 
     def _stored(self) -> list[ApiKeyInfo]:
@@ -148,5 +157,8 @@ def _stored_info(digest: str, raw: str) -> ApiKeyInfo:
 def _checked_prefix(hash_prefix: str) -> str:
     prefix = hash_prefix.strip().lower()
     if len(prefix) < MIN_REVOKE_PREFIX or not _HEX.fullmatch(prefix):
-        raise InvalidInput(f"give at least {MIN_REVOKE_PREFIX} hex characters of the key's hash (see `toolout keys list`)", prefix=hash_prefix)
+        raise InvalidInput(
+            f"give at least {MIN_REVOKE_PREFIX} hex characters of the key's hash (see `toolout keys list`)",
+            prefix=hash_prefix,
+        )
     return prefix

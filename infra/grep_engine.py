@@ -48,7 +48,9 @@ def compile_matcher(pattern: str, *, regex: bool, ignore_case: bool) -> LineMatc
     """The matcher grep uses: a `LiteralMatcher` for plain text, an `Re2Matcher` for regexes."""
     check_pattern(pattern)
     if len(pattern) > MAX_PATTERN_CHARS:
-        raise InvalidInput(f"the pattern is {len(pattern)} chars long; the limit is {MAX_PATTERN_CHARS}", pattern=pattern[:100])
+        raise InvalidInput(
+            f"the pattern is {len(pattern)} chars long; the limit is {MAX_PATTERN_CHARS}", pattern=pattern[:100]
+        )
     if not regex:
         return Re2LiteralMatcher(pattern, ignore_case)
     return Re2Matcher(pattern, ignore_case=ignore_case)

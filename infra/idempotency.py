@@ -129,9 +129,13 @@ class IdempotencyStore:
             holder = self._r.get(lock_key)
         if holder is not None:
             _same_request(json.loads(holder)["fingerprint"], lease.fingerprint)
-        raise IdempotencyKeyInUse("a request with this Idempotency-Key is still being processed; retry when it has finished")
+        raise IdempotencyKeyInUse(
+            "a request with this Idempotency-Key is still being processed; retry when it has finished"
+        )
 
 
 def _same_request(first: str, this: str) -> None:
     if first != this:
-        raise IdempotencyKeyReused("this Idempotency-Key was already used for a different request (method, path or body differ)")
+        raise IdempotencyKeyReused(
+            "this Idempotency-Key was already used for a different request (method, path or body differ)"
+        )

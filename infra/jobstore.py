@@ -18,9 +18,9 @@ from pydantic import BaseModel, Field
 
 from extraction.errors import NotFound
 from extraction.protocols import Usage
+from infra import jobstore_lua as lua
 from infra import keys
 from infra.errors import TooManyRequests
-from infra import jobstore_lua as lua
 from infra.redis_client import redis_errors
 
 MAX_REDUCE_LEVELS = 8
@@ -75,11 +75,17 @@ class JobRecord(BaseModel):
     nonce: str = Field("", exclude=True, repr=False)
 
 
-_INT_FIELDS = {"chunks_total", "chunks_done", "reduce_level", "agent_turns", "agent_tool_calls", "attempts", "llm_calls_reserved"}
+_INT_FIELDS = {
+    "chunks_total",
+    "chunks_done",
+    "reduce_level",
+    "agent_turns",
+    "agent_tool_calls",
+    "attempts",
+    "llm_calls_reserved",
+}
 _FLOAT_FIELDS = {"created_at", "started_at", "finished_at", "deadline_at"}
 _USAGE_FIELDS = {"usage_calls": "calls", "usage_input_tokens": "input_tokens", "usage_output_tokens": "output_tokens"}
-
-
 
 
 def _encode(record: JobRecord) -> dict[str, str]:
@@ -161,17 +167,32 @@ class JobStore:
 
         Admission and creation are one Lua script, so concurrent creates cannot both take the last slot.
         """
-        record = record.model_copy(update={"deadline_at": record.created_at + self._deadline, "attempts": max(record.attempts, 1)})
+        record = record.model_copy(
+            update={"deadline_at": record.created_at + self._deadline, "attempts": max(record.attempts, 1)}
+        )
         if self._admit(record, max_live) or (self._prune_live(record.tenant) and self._admit(record, max_live)):
             return record
         raise TooManyRequests(
             f"tenant {record.tenant!r} already has {max_live} extraction jobs running; retry when one has finished",
-            retry_after=RETRY_AFTER_SECONDS, limit=max_live,
+            retry_after=RETRY_AFTER_SECONDS,
+            limit=max_live,
         )
 
     def _admit(self, record: JobRecord, max_live: int) -> bool:
-        job_keys = [keys.job(record.id), keys.JOBS_ACTIVE, keys.session_jobs(record.session_id), keys.tenant_live_jobs(record.tenant)]
-        args = [record.id, max_live, self._ttl + self._deadline, record.deadline_at, record.created_at, *_flat(_encode(record))]
+        job_keys = [
+            keys.job(record.id),
+            keys.JOBS_ACTIVE,
+            keys.session_jobs(record.session_id),
+            keys.tenant_live_jobs(record.tenant),
+        ]
+        args = [
+            record.id,
+            max_live,
+            self._ttl + self._deadline,
+            record.deadline_at,
+            record.created_at,
+            *_flat(_encode(record)),
+        ]
         with redis_errors():
             return self._create(keys=job_keys, args=args) == 1
 
@@ -183,7 +204,9 @@ class JobStore:
             pipe = self._r.pipeline()
             for job_id in ids:
                 pipe.hget(keys.job(job_id), "status")
-            stale = [job_id for job_id, status in zip(ids, pipe.execute()) if status is None or JobStatus(status).terminal]
+            stale = [
+                job_id for job_id, status in zip(ids, pipe.execute()) if status is None or JobStatus(status).terminal
+            ]
             return bool(stale) and bool(self._r.srem(live_key, *stale))
 
     def count_live(self, tenant: str) -> int:
@@ -212,7 +235,9 @@ class JobStore:
         values = {"status": status.value, "finished_at": time.time(), **fields}
         with redis_errors():
             tenant = self._r.hget(keys.job(job_id), "tenant") or ""
-            job_keys = [keys.job(job_id), keys.JOBS_ACTIVE, keys.tenant_live_jobs(tenant)] + keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
+            job_keys = [keys.job(job_id), keys.JOBS_ACTIVE, keys.tenant_live_jobs(tenant)] + keys.job_keys(
+                job_id, MAX_REDUCE_LEVELS
+            )[1:]
             outcome = self._finish(keys=job_keys, args=[job_id, self._ttl, *_pairs(values)])
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
@@ -310,7 +335,16 @@ class JobStore:
 
     def _record(self, key: str, job_id: str, index: int, text: str, usage: Usage, *, counter: str) -> bool:
         cost = "" if usage.cost_usd is None else repr(usage.cost_usd)
-        args = [index, text, counter, usage.calls, usage.input_tokens, usage.output_tokens, cost, self._ttl + self._deadline]
+        args = [
+            index,
+            text,
+            counter,
+            usage.calls,
+            usage.input_tokens,
+            usage.output_tokens,
+            cost,
+            self._ttl + self._deadline,
+        ]
         with redis_errors():
             outcome = self._record_part(keys=[keys.job(job_id), key], args=args)
         if outcome == -1:

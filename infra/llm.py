@@ -59,7 +59,9 @@ def require_retry_support(num_retries: int) -> None:
     once its first round of retries is spent, and the real error is lost.
     """
     if num_retries > 0 and importlib.util.find_spec("tenacity") is None:
-        raise RuntimeError("num_retries > 0 needs the 'tenacity' package (litellm retries with it): install it or use num_retries=0")
+        raise RuntimeError(
+            "num_retries > 0 needs the 'tenacity' package (litellm retries with it): install it or use num_retries=0"
+        )
 
 
 class LiteLLMClient:
@@ -108,7 +110,9 @@ class LiteLLMClient:
             raise mapped from exc
         return to_reply(response, self.model)
 
-    def _request(self, messages: list[Message], tools: list[dict[str, Any]] | None, max_tokens: int | None) -> dict[str, Any]:
+    def _request(
+        self, messages: list[Message], tools: list[dict[str, Any]] | None, max_tokens: int | None
+    ) -> dict[str, Any]:
         """litellm keyword arguments; optional ones are left out rather than sent as None."""
         request: dict[str, Any] = {
             "model": self.model,
@@ -132,7 +136,9 @@ def to_reply(response: Any, model: str) -> LLMReply:
         ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=c.function.arguments or "{}")
         for i, c in enumerate(getattr(message, "tool_calls", None) or [])
     ]
-    return LLMReply(content=message.content, tool_calls=calls, usage=usage_of(response, model), model=response.model or model)
+    return LLMReply(
+        content=message.content, tool_calls=calls, usage=usage_of(response, model), model=response.model or model
+    )
 
 
 def usage_of(response: Any, model: str) -> Usage:
@@ -199,7 +205,7 @@ def model_limits(model: str, *, default_context: int, default_max_output: int) -
     return int(context), int(min(output, default_max_output)) if output else default_max_output
 
 
-def client_from_settings(settings: "Settings") -> LiteLLMClient:
+def client_from_settings(settings: Settings) -> LiteLLMClient:
     """The process's model client, configured from `TOOLOUT_MODEL*` settings."""
     return LiteLLMClient(
         settings.model,

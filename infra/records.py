@@ -86,7 +86,9 @@ class RecordStore:
         if not data or data.get("tenant") != tenant or last_used is None or self._expired(last_used):
             raise NotFound(f"no session {session_id!r}", session_id=session_id)
         self.touch(session_id)
-        return SessionRecord(id=data["id"], tenant=data["tenant"], created_at=float(data["created_at"]), last_used_at=time.time())
+        return SessionRecord(
+            id=data["id"], tenant=data["tenant"], created_at=float(data["created_at"]), last_used_at=time.time()
+        )
 
     def touch(self, session_id: str) -> None:
         with redis_errors():

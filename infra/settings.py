@@ -22,7 +22,9 @@ class Settings(BaseSettings):
     # --- wiring -------------------------------------------------------------------------------
     redis_url: str = "redis://127.0.0.1:6379/0"
     broker_url: str | None = Field(None, description="Celery broker; defaults to redis_url")
-    blob_store: str = Field(f"file://{REPO_ROOT / 'var' / 'blobs'}", description="file:///abs/path or s3://bucket[/prefix]")
+    blob_store: str = Field(
+        f"file://{REPO_ROOT / 'var' / 'blobs'}", description="file:///abs/path or s3://bucket[/prefix]"
+    )
     s3_endpoint_url: str | None = None
     s3_access_key_id: str | None = None
     s3_secret_access_key: str | None = None
@@ -72,28 +74,45 @@ class Settings(BaseSettings):
 
     # --- access control & fault tolerance -----------------------------------------------------
     auth_mode: Literal["keys", "dev"] = Field("keys", description="dev = no authentication (announced loudly)")
-    api_keys: dict[str, str] = Field(default_factory=dict, description="sha256(key) hex -> tenant; more via `toolout keys`")
+    api_keys: dict[str, str] = Field(
+        default_factory=dict, description="sha256(key) hex -> tenant; more via `toolout keys`"
+    )
     idempotency_ttl_seconds: int = 24 * 3600
     max_concurrent_jobs_per_tenant: int = 16
     max_llm_calls_per_job: int = 2000
     watchdog_interval_seconds: float = 15.0
-    job_max_attempts: int = Field(2, description="a job past its deadline is retried until this many attempts, then failed")
+    job_max_attempts: int = Field(
+        2, description="a job past its deadline is retried until this many attempts, then failed"
+    )
 
     # --- api ----------------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8000
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
-    @field_validator("broker_url", "s3_endpoint_url", "s3_access_key_id", "s3_secret_access_key", "model_api_base", "model_api_key", mode="before")
+    @field_validator(
+        "broker_url",
+        "s3_endpoint_url",
+        "s3_access_key_id",
+        "s3_secret_access_key",
+        "model_api_base",
+        "model_api_key",
+        mode="before",
+    )
     @classmethod
     def _empty_means_unset(cls, value: object) -> object:
         """`TOOLOUT_MODEL_API_BASE=` (empty) must mean "the provider's default", not an empty URL."""
         return None if value == "" else value
 
     @model_validator(mode="after")
-    def _timeouts_are_ordered(self) -> "Settings":
+    def _timeouts_are_ordered(self) -> Settings:
         """LLM timeout < soft limit < hard limit < visibility timeout, or redelivery races the task."""
-        chain = [self.model_timeout_seconds, self.task_soft_time_limit_seconds, self.task_time_limit_seconds, self.visibility_timeout_seconds]
+        chain = [
+            self.model_timeout_seconds,
+            self.task_soft_time_limit_seconds,
+            self.task_time_limit_seconds,
+            self.visibility_timeout_seconds,
+        ]
         if chain != sorted(chain) or len(set(chain)) != len(chain):
             raise ValueError(
                 "timeouts must be strictly ordered: model_timeout_seconds < task_soft_time_limit_seconds "

@@ -45,11 +45,27 @@ class StoredOutput:
     def read(self, *, offset: int = 1, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
         return read_lines(self._blobs, self.record.blob_key, self.line_index(), offset=offset, limit=limit)
 
-    def grep(self, pattern: str, *, regex: bool = False, ignore_case: bool = False, before: int = 0, after: int = 0,
-             max_matches: int = DEFAULT_MAX_MATCHES) -> GrepResult:
+    def grep(
+        self,
+        pattern: str,
+        *,
+        regex: bool = False,
+        ignore_case: bool = False,
+        before: int = 0,
+        after: int = 0,
+        max_matches: int = DEFAULT_MAX_MATCHES,
+    ) -> GrepResult:
         matcher = compile_matcher(pattern, regex=regex, ignore_case=ignore_case)
-        return grep_lines(self._blobs, self.record.blob_key, matcher, before=before, after=after,
-                          max_matches=max_matches, block_size=self._block, index=self.line_index())
+        return grep_lines(
+            self._blobs,
+            self.record.blob_key,
+            matcher,
+            before=before,
+            after=after,
+            max_matches=max_matches,
+            block_size=self._block,
+            index=self.line_index(),
+        )
 
 
 class PinnedTools:
@@ -66,7 +82,9 @@ class PinnedTools:
         if name == "Read":
             return self._output.read(**_only(options, {"offset", "limit"})).render()
         if name == "Grep":
-            return self._output.grep(**_only(options, {"pattern", "regex", "ignore_case", "before", "after", "max_matches"})).render()
+            return self._output.grep(
+                **_only(options, {"pattern", "regex", "ignore_case", "before", "after", "max_matches"})
+            ).render()
         raise NotFound(f"unknown tool {name!r}: only Read and Grep are available")
 
 

@@ -4,7 +4,7 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
+from infra.tokenizer_files import ensure_offline_encodings
 
 ensure_offline_encodings()
 

@@ -20,12 +20,14 @@ class BytesReader:
         return len(self.blobs[key])
 
     def read_range(self, key: str, start: int, end: int) -> bytes:
-        data = self.blobs[key][start:max(start, end)]
+        data = self.blobs[key][start : max(start, end)]
         self.calls += 1
         self.bytes_read += len(data)
         return data
 
-    def iter_range(self, key: str, start: int = 0, end: int | None = None, block_size: int = 8 << 20) -> Iterator[bytes]:
+    def iter_range(
+        self, key: str, start: int = 0, end: int | None = None, block_size: int = 8 << 20
+    ) -> Iterator[bytes]:
         end = len(self.blobs[key]) if end is None else min(end, len(self.blobs[key]))
         for pos in range(start, end, block_size):
             yield self.read_range(key, pos, min(end, pos + block_size))

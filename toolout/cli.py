@@ -43,8 +43,23 @@ def worker(
 
     threads = concurrency or get_settings().worker_concurrency
     node = f"{name or 'toolout-' + uuid.uuid4().hex[:8]}@%h"
-    celery.worker_main(["worker", "--pool", "threads", "--concurrency", str(threads), "--queues", queues,
-                        "--hostname", node, "--loglevel", log_level, "--without-gossip", "--without-mingle"])
+    celery.worker_main(
+        [
+            "worker",
+            "--pool",
+            "threads",
+            "--concurrency",
+            str(threads),
+            "--queues",
+            queues,
+            "--hostname",
+            node,
+            "--loglevel",
+            log_level,
+            "--without-gossip",
+            "--without-mingle",
+        ]
+    )
 
 
 @app.command("offline-model")
@@ -68,13 +83,15 @@ def demo(
 
 
 # --- API keys ---------------------------------------------------------------------------------
-keys_app = typer.Typer(no_args_is_help=True, help="Manage API keys in Redis (TOOLOUT_REDIS_URL); only sha256 hashes are stored.")
+keys_app = typer.Typer(
+    no_args_is_help=True, help="Manage API keys in Redis (TOOLOUT_REDIS_URL); only sha256 hashes are stored."
+)
 app.add_typer(keys_app, name="keys")
 
 
 def _key_store() -> ApiKeyStore:
     """The key store on the Redis the API uses, with the keys configured in TOOLOUT_API_KEYS."""
-    from infra.apikeys import ApiKeyStore  # noqa: F811 - imported lazily, like every command's heavy imports
+    from infra.apikeys import ApiKeyStore
     from infra.redis_client import connect
     from infra.settings import Settings
 
@@ -107,12 +124,18 @@ def keys_list() -> None:
     import datetime
 
     for info in _or_exit(lambda: _key_store().list()):
-        created = datetime.datetime.fromtimestamp(info.created_at).isoformat(timespec="seconds") if info.created_at else "-"
+        created = (
+            datetime.datetime.fromtimestamp(info.created_at).isoformat(timespec="seconds") if info.created_at else "-"
+        )
         typer.echo(f"{info.key_hash}  {info.tenant:<24}  {info.source:<8}  {created}")
 
 
 @keys_app.command("revoke")
-def keys_revoke(hash_prefix: str = typer.Argument(..., help="at least 8 hex characters of the key's hash (from `toolout keys list`)")) -> None:
+def keys_revoke(
+    hash_prefix: str = typer.Argument(
+        ..., help="at least 8 hex characters of the key's hash (from `toolout keys list`)"
+    ),
+) -> None:
     """Delete a key stored in Redis; requests with it are refused (401) from now on."""
     info = _or_exit(lambda: _key_store().revoke(hash_prefix))
     typer.echo(f"revoked {info.key_hash} (tenant {info.tenant!r})")

@@ -33,7 +33,7 @@ class ToolOutClient:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "ToolOutClient":
+    def __enter__(self) -> ToolOutClient:
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -46,15 +46,30 @@ class ToolOutClient:
     def delete_session(self, session_id: str) -> None:
         self._json("DELETE", f"/v1/sessions/{session_id}")
 
-    def store(self, session_id: str, content: bytes | Iterable[bytes], *, tool_name: str = "unknown",
-              tool_args: str = "{}", content_type: str = "text/plain", store: str = "always",
-              idempotency_key: str | None = None) -> dict[str, Any]:
+    def store(
+        self,
+        session_id: str,
+        content: bytes | Iterable[bytes],
+        *,
+        tool_name: str = "unknown",
+        tool_args: str = "{}",
+        content_type: str = "text/plain",
+        store: str = "always",
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
         """Upload a tool output (bytes or an iterable of blocks, streamed) and return its stats and handle.
 
         With `idempotency_key`, a retry after a dropped connection replays the first answer instead of storing twice.
         """
-        headers = {"X-Tool-Name": tool_name, "X-Tool-Args": tool_args, "Content-Type": content_type, **_idempotency(idempotency_key)}
-        return self._json("POST", f"/v1/sessions/{session_id}/outputs", content=content, headers=headers, params={"store": store})
+        headers = {
+            "X-Tool-Name": tool_name,
+            "X-Tool-Args": tool_args,
+            "Content-Type": content_type,
+            **_idempotency(idempotency_key),
+        }
+        return self._json(
+            "POST", f"/v1/sessions/{session_id}/outputs", content=content, headers=headers, params={"store": store}
+        )
 
     def output(self, handle: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/outputs/{handle}")
@@ -70,7 +85,9 @@ class ToolOutClient:
         return self._text("GET", f"/v1/outputs/{handle}/grep", params=params)
 
     # --- extraction jobs ------------------------------------------------------------------------
-    def submit(self, handle: str, extract: str, mode: str = "auto", *, idempotency_key: str | None = None) -> dict[str, Any]:
+    def submit(
+        self, handle: str, extract: str, mode: str = "auto", *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
         """Queue an extraction; with `idempotency_key`, resubmitting returns the same job instead of a second one."""
         body = {"handle": handle, "extract": extract, "mode": mode}
         return self._json("POST", "/v1/extractions", json=body, headers=_idempotency(idempotency_key))
@@ -81,8 +98,14 @@ class ToolOutClient:
     def cancel(self, job_id: str) -> dict[str, Any]:
         return self._json("POST", f"/v1/extractions/{job_id}/cancel")
 
-    def wait(self, job_id: str, *, timeout: float = 600, on_progress: Callable[[dict[str, Any]], None] | None = None,
-             poll_interval: float = 0.1) -> dict[str, Any]:
+    def wait(
+        self,
+        job_id: str,
+        *,
+        timeout: float = 600,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+        poll_interval: float = 0.1,
+    ) -> dict[str, Any]:
         """Wait until the job ends: long-polls, or polls every `poll_interval` when `on_progress` wants each record."""
         deadline = time.monotonic() + timeout
         while True:
@@ -103,7 +126,10 @@ class ToolOutClient:
             if exc.status == 404 and "tool_result" in exc.details:
                 return exc.details["tool_result"]
             raise
-        return self.wait(job["id"], timeout=timeout).get("result") or f"tool_output job {job['id']} did not finish in {timeout:.0f}s"
+        return (
+            self.wait(job["id"], timeout=timeout).get("result")
+            or f"tool_output job {job['id']} did not finish in {timeout:.0f}s"
+        )
 
     # --- plumbing -------------------------------------------------------------------------------
     def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:

@@ -21,7 +21,10 @@ INFO_MESSAGES = [
     "health probe ok upstream=inventory latency_ms={n}",
     "user session refreshed ttl=3600 shard={s}",
 ]
-WARN_MESSAGES = ["slow query detected duration_ms={n} table=orders", "retrying upstream call attempt=2 route=/v2/prices"]
+WARN_MESSAGES = [
+    "slow query detected duration_ms={n} table=orders",
+    "retrying upstream call attempt=2 route=/v2/prices",
+]
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,10 @@ def _order(rng: random.Random, n: int) -> dict:
     return {
         "id": f"ORD-{1_000_000 + n}",  # 7 digits: never equal to (or a prefix of) the planted 5-digit id
         "customer": {"name": f"customer-{rng.randrange(10**6):06d}", "city": rng.choice(CITIES)},
-        "items": [{"sku": f"SKU-{rng.randrange(10**5):05d}", "product": rng.choice(PRODUCTS), "qty": rng.randint(1, 9)}
-                  for _ in range(rng.randint(1, 3))],
+        "items": [
+            {"sku": f"SKU-{rng.randrange(10**5):05d}", "product": rng.choice(PRODUCTS), "qty": rng.randint(1, 9)}
+            for _ in range(rng.randint(1, 3))
+        ],
         "status": rng.choice(STATUSES),
         "total_cents": rng.randrange(500, 500_000),
     }
@@ -123,9 +128,13 @@ def _log_line(rng: random.Random, second: int) -> str:
     warn = rng.random() < 0.03
     template = rng.choice(WARN_MESSAGES if warn else INFO_MESSAGES)
     text = template.format(n=rng.randrange(1, 2000), r=round(rng.random(), 3), s=rng.randrange(64))
-    return f"{_timestamp(second)} {'WARN ' if warn else 'INFO '} {rng.choice(SERVICES)}[{rng.randrange(1, 40)}] {text}\n"
+    return (
+        f"{_timestamp(second)} {'WARN ' if warn else 'INFO '} {rng.choice(SERVICES)}[{rng.randrange(1, 40)}] {text}\n"
+    )
 
 
 def _incident_line(second: int, left: int) -> str:
-    return (f"{_timestamp(second)} ERROR billing[7] db: connection pool exhausted (max=50, waiting={120 + left * 7}) "
-            f"while charging invoice INV-{9000 + left}; requests are failing with HTTP 503\n")
+    return (
+        f"{_timestamp(second)} ERROR billing[7] db: connection pool exhausted (max=50, waiting={120 + left * 7}) "
+        f"while charging invoice INV-{9000 + left}; requests are failing with HTTP 503\n"
+    )

@@ -55,8 +55,10 @@ def upload(client: ToolOutClient, session: str, label: str, blocks, tool_name: s
     started = time.perf_counter()
     meta = client.store(session, blocks, tool_name=tool_name, tool_args=tool_args)
     seconds = time.perf_counter() - started
-    console.print(f"[bold]{label}[/]: stored {meta['bytes'] / 1e6:.1f} MB in {seconds:.1f}s "
-                  f"({meta['lines']} lines, {meta['tokens']} tokens, avg line {meta['avg_line_bytes']:.0f} bytes)")
+    console.print(
+        f"[bold]{label}[/]: stored {meta['bytes'] / 1e6:.1f} MB in {seconds:.1f}s "
+        f"({meta['lines']} lines, {meta['tokens']} tokens, avg line {meta['avg_line_bytes']:.0f} bytes)"
+    )
     console.print(Panel(meta["message"] or "(not oversized)", title="what the agent's model sees", expand=False))
     return meta
 
@@ -64,7 +66,13 @@ def upload(client: ToolOutClient, session: str, label: str, blocks, tool_name: s
 def follow(client: ToolOutClient, jobs: dict[str, str]) -> dict[str, dict]:
     """Poll every job, drawing one progress bar each, until all are terminal."""
     done: dict[str, dict] = {}
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[state]}"), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[state]}"),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=console) as progress:
         bars = {job_id: progress.add_task(label, total=None, state="queued") for job_id, label in jobs.items()}
         while len(done) < len(jobs):
@@ -96,9 +104,20 @@ def report(jobs: dict[str, str], results: dict[str, dict], needles: dict[str, st
         console.print(Panel(_clip(job.get("result") or job.get("error") or ""), title=label, expand=False))
         usage = job["usage"]
         seconds = (job["finished_at"] or 0) - job["created_at"]
-        table.add_row(label, job["status"], job["mode_used"] or "-", f"{job['chunks_done']}/{job['chunks_total']}",
-                      str(usage["calls"]), f"{usage['input_tokens']:,}/{usage['output_tokens']:,}", f"{seconds:.1f}", "yes" if found else "NO")
-        reasons.append(f"{label}: {job['routing_reason'] or '-'}" + (f" — fallback: {job['fallback_reason']}" if job.get("fallback_reason") else ""))
+        table.add_row(
+            label,
+            job["status"],
+            job["mode_used"] or "-",
+            f"{job['chunks_done']}/{job['chunks_total']}",
+            str(usage["calls"]),
+            f"{usage['input_tokens']:,}/{usage['output_tokens']:,}",
+            f"{seconds:.1f}",
+            "yes" if found else "NO",
+        )
+        reasons.append(
+            f"{label}: {job['routing_reason'] or '-'}"
+            + (f" — fallback: {job['fallback_reason']}" if job.get("fallback_reason") else "")
+        )
     console.print(table)
     console.print("routing: " + "\n         ".join(reasons))
     return ok
@@ -117,16 +136,36 @@ def run_demo(*, json_mb: int = 20, log_mb: int = 50, worker_count: int = 1) -> i
     with processes.running(*services), ToolOutClient(base_url) as client:
         console.print(f"API at {base_url} (docs at {base_url}/docs); logs in {var / 'logs'}")
         session = client.create_session()
-        orders = upload(client, session, "JSON tool output", datasets.json_orders(json_mb * 10**6), "orders_api.list", '{"since": "2026-01-01", "limit": 500000}')
-        log = upload(client, session, "service log", datasets.service_log(log_mb * 10**6), "logs.fetch", '{"service": "*", "range": "30d"}')
+        orders = upload(
+            client,
+            session,
+            "JSON tool output",
+            datasets.json_orders(json_mb * 10**6),
+            "orders_api.list",
+            '{"since": "2026-01-01", "limit": 500000}',
+        )
+        log = upload(
+            client,
+            session,
+            "service log",
+            datasets.service_log(log_mb * 10**6),
+            "logs.fetch",
+            '{"service": "*", "range": "30d"}',
+        )
         order, incident = datasets.ORDER_NEEDLE, datasets.POOL_INCIDENT
         jobs = {
             client.submit(orders["handle"], order.request, "auto")["id"]: "JSON · auto",
             client.submit(log["handle"], incident.request, "read-grep")["id"]: "log · read-grep",
             client.submit(log["handle"], incident.request, "full-chunked")["id"]: "log · full-chunked",
         }
-        needles = {job_id: (order.needle if label.startswith("JSON") else incident.needle) for job_id, label in jobs.items()}
+        needles = {
+            job_id: (order.needle if label.startswith("JSON") else incident.needle) for job_id, label in jobs.items()
+        }
         ok = report(jobs, follow(client, jobs), needles)
         client.delete_session(session)
-    console.rule("[green]demo passed: every job found its planted fact" if ok else "[red]demo failed: a planted fact was not found")
+    console.rule(
+        "[green]demo passed: every job found its planted fact"
+        if ok
+        else "[red]demo failed: a planted fact was not found"
+    )
     return 0 if ok else 1

@@ -57,10 +57,12 @@ class Service:
     ready: Callable[[], bool] | None = None
     process: subprocess.Popen | None = field(default=None, repr=False)
 
-    def start(self) -> "Service":
+    def start(self) -> Service:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
-        self.process = subprocess.Popen(self.argv, env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.process = subprocess.Popen(
+            self.argv, env={**os.environ, **self.env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         return self
 
     def wait_ready(self, timeout: float = 60.0) -> None:
@@ -99,12 +101,23 @@ def toolout_argv(*args: str) -> list[str]:
 
 
 def offline_model(port: int, env: Mapping[str, str], log_dir: Path) -> Service:
-    return Service("offline-model", toolout_argv("offline-model", "--port", str(port)), env, log_dir / "offline-model.log",
-                   ready=http_ok(f"http://127.0.0.1:{port}/healthz"))
+    return Service(
+        "offline-model",
+        toolout_argv("offline-model", "--port", str(port)),
+        env,
+        log_dir / "offline-model.log",
+        ready=http_ok(f"http://127.0.0.1:{port}/healthz"),
+    )
 
 
 def api(port: int, env: Mapping[str, str], log_dir: Path) -> Service:
-    return Service("api", toolout_argv("api", "--port", str(port)), env, log_dir / "api.log", ready=http_ok(f"http://127.0.0.1:{port}/healthz"))
+    return Service(
+        "api",
+        toolout_argv("api", "--port", str(port)),
+        env,
+        log_dir / "api.log",
+        ready=http_ok(f"http://127.0.0.1:{port}/healthz"),
+    )
 
 
 def worker(name: str, env: Mapping[str, str], log_dir: Path, *, concurrency: int = 8) -> Service:
@@ -138,7 +151,22 @@ def ensure_redis(url: str) -> None:
     if not shutil.which("redis-server"):
         raise RuntimeError(f"no Redis answers at {url} and redis-server is not installed")
     port = redis.connection.parse_url(url).get("port", 6379)
-    subprocess.run(["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "--port", str(port), "--save", "", "--appendonly", "no"], check=True)
+    subprocess.run(
+        [
+            "redis-server",
+            "--daemonize",
+            "yes",
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+        check=True,
+    )
     if not wait_for(lambda: redis_answers(url), timeout=10):
         raise RuntimeError(f"started redis-server on port {port}, but {url} does not answer")
 

@@ -16,8 +16,12 @@ from workers.runtime import Runtime
 
 def bounds(rt: Runtime) -> AgentBounds:
     s = rt.settings
-    return AgentBounds(max_turns=s.agent_max_turns, max_tool_calls_per_turn=s.agent_max_tool_calls_per_turn,
-                       max_total_tokens=s.agent_max_total_tokens, max_output_tokens=rt.limits.max_output_tokens)
+    return AgentBounds(
+        max_turns=s.agent_max_turns,
+        max_tool_calls_per_turn=s.agent_max_tool_calls_per_turn,
+        max_total_tokens=s.agent_max_total_tokens,
+        max_output_tokens=rt.limits.max_output_tokens,
+    )
 
 
 def run_read_grep(rt: Runtime, job_id: str) -> None:
@@ -25,10 +29,17 @@ def run_read_grep(rt: Runtime, job_id: str) -> None:
     if live is None:
         return
     output = StoredOutput(rt.blobs, live.output, block_size=rt.settings.blob_read_block_bytes)
-    messages = read_grep_messages(live.prompt, handle_filename=live.output.handle, root=session_prefix(live.output.session_id))
+    messages = read_grep_messages(
+        live.prompt, handle_filename=live.output.handle, root=session_prefix(live.output.session_id)
+    )
     outcome = run_agent(
-        job_llm(rt, job_id), messages, tools=[read_tool(), grep_tool()], execute=PinnedTools(output), nonce=live.job.nonce,
-        bounds=bounds(rt), on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
+        job_llm(rt, job_id),
+        messages,
+        tools=[read_tool(), grep_tool()],
+        execute=PinnedTools(output),
+        nonce=live.job.nonce,
+        bounds=bounds(rt),
+        on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
         should_stop=lambda: rt.jobs.is_terminal(job_id),
     )
     rt.jobs.add_usage(job_id, outcome.usage)

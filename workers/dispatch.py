@@ -51,4 +51,3 @@ def _revoke(ids: list[str], control: Any) -> None:
     with app.connection_for_write() as connection:
         connection.ensure_connection(max_retries=1)
         app.control.revoke(ids, connection=connection)
-

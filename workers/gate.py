@@ -36,7 +36,9 @@ class GatedLLM:
     job_id: str
     max_calls: int
 
-    def complete(self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None) -> LLMReply:
+    def complete(
+        self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None
+    ) -> LLMReply:
         self._reserve()
         return self.llm.complete(messages, tools=tools, max_tokens=max_tokens)
 
@@ -46,8 +48,11 @@ class GatedLLM:
         if self.jobs.is_terminal(self.job_id):
             raise JobEnded(f"job {self.job_id} already ended; no further model calls", job_id=self.job_id)
         log.warning("job %s: LLM call budget of %d calls is spent", self.job_id, self.max_calls)
-        raise LLMBudgetExhausted(f"the job's LLM call budget is spent ({self.max_calls} calls, max_llm_calls_per_job)",
-                                 job_id=self.job_id, max_calls=self.max_calls)
+        raise LLMBudgetExhausted(
+            f"the job's LLM call budget is spent ({self.max_calls} calls, max_llm_calls_per_job)",
+            job_id=self.job_id,
+            max_calls=self.max_calls,
+        )
 
 
 def job_llm(rt: Runtime, job_id: str) -> GatedLLM:

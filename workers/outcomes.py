@@ -45,7 +45,9 @@ def fall_back_to_truncate(rt: Runtime, job: JobRecord, output: OutputRecord, rea
     except ToolOutError as exc:
         return fail(rt, job, f"{reason}; the truncate fallback failed too: {exc.message}", mode_used="truncate")
     text = abstract_text(job.tool_name, job.handle, "truncate", body)
-    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate", fallback_reason=reason, error=reason)
+    return rt.jobs.finish(
+        job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate", fallback_reason=reason, error=reason
+    )
 
 
 def truncated_view(rt: Runtime, output: OutputRecord) -> str:
@@ -59,8 +61,10 @@ def truncated_view(rt: Runtime, output: OutputRecord) -> str:
 
 def give_up_overdue(rt: Runtime, job: JobRecord) -> bool:
     """The watchdog found the job past its deadline on its last attempt: fail it, saying why."""
-    error = (f"the job did not finish within its deadline ({rt.settings.job_deadline_seconds}s per attempt) after "
-             f"{job.attempts} attempt(s); its tasks were lost or its workers died")
+    error = (
+        f"the job did not finish within its deadline ({rt.settings.job_deadline_seconds}s per attempt) after "
+        f"{job.attempts} attempt(s); its tasks were lost or its workers died"
+    )
     log.error("job %s: %s", job.id, error)
     return fail(rt, job, error)
 

@@ -58,8 +58,13 @@ class LiveJob:
     def prompt(self) -> PromptContext:
         stats = self.output.stats
         return PromptContext(
-            tool_name=self.job.tool_name, tool_args_json=self.output.tool_args, extract=self.job.extract,
-            nonce=self.job.nonce, doc_bytes=stats.bytes, doc_lines=stats.lines, doc_tokens=stats.tokens,
+            tool_name=self.job.tool_name,
+            tool_args_json=self.output.tool_args,
+            extract=self.job.extract,
+            nonce=self.job.nonce,
+            doc_bytes=stats.bytes,
+            doc_lines=stats.lines,
+            doc_tokens=stats.tokens,
         )
 
 
@@ -114,8 +119,11 @@ def decide(rt: Runtime, live: LiveJob, budget: int) -> RoutingDecision:
     stats = live.output.stats
     count = estimate_chunk_count(stats.tokens, budget, rt.settings.chunk_overlap)
     return route(
-        Mode(live.job.mode_requested), chunk_count=count, avg_line_bytes=stats.avg_line_bytes,
-        max_chunks_for_full=rt.settings.max_chunks_for_full_mode, long_line_bytes=rt.settings.long_line_bytes,
+        Mode(live.job.mode_requested),
+        chunk_count=count,
+        avg_line_bytes=stats.avg_line_bytes,
+        max_chunks_for_full=rt.settings.max_chunks_for_full_mode,
+        long_line_bytes=rt.settings.long_line_bytes,
     )
 
 
@@ -123,8 +131,11 @@ def plan_job_chunks(rt: Runtime, live: LiveJob, budget: int) -> list[Chunk]:
     index = TokenIndex.model_validate_json(rt.blobs.get_bytes(live.output.index_key))
     key = live.output.blob_key
     return plan_chunks(
-        index, lambda start, end: rt.blobs.read_range(key, start, end), size=live.output.stats.bytes,
-        budget_tokens=budget, overlap=rt.settings.chunk_overlap,
+        index,
+        lambda start, end: rt.blobs.read_range(key, start, end),
+        size=live.output.stats.bytes,
+        budget_tokens=budget,
+        overlap=rt.settings.chunk_overlap,
     )
 
 
@@ -144,8 +155,14 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
     text, _ = decode_lossy(rt.blobs.read_range(live.output.blob_key, start, end))
     try:
         report, usage = map_chunk(
-            job_llm(rt, job_id), live.prompt, text, index=index, total=live.job.chunks_total,
-            overlap_percent=overlap_percent(rt), limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report,
+            job_llm(rt, job_id),
+            live.prompt,
+            text,
+            index=index,
+            total=live.job.chunks_total,
+            overlap_percent=overlap_percent(rt),
+            limits=rt.limits,
+            attempts=1 + rt.settings.map_retry_on_bad_report,
         )
     except ExtractionError as exc:
         return strategy_failed(rt, live, exc, f"chunk {index + 1} of {live.job.chunks_total} failed")
@@ -174,7 +191,9 @@ def run_reduce_stage(rt: Runtime, job_id: str, level: int) -> Next:
         return None
     outputs = level_outputs(rt, job_id, level)
     if level == 0 and len(outputs) != live.job.chunks_total:
-        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"only {len(outputs)} of {live.job.chunks_total} chunks produced a result")
+        outcomes.fall_back_to_truncate(
+            rt, live.job, live.output, f"only {len(outputs)} of {live.job.chunks_total} chunks produced a result"
+        )
         return None
     try:
         return _reduce_or_regroup(rt, live, outputs, level)
@@ -203,7 +222,9 @@ def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) ->
     if stored is not None:
         return stored
     attempts = 1 + rt.settings.map_retry_on_bad_report
-    report, usage = reduce_chunk_outputs(job_llm(rt, live.job.id), live.prompt, outputs, limits=rt.limits, attempts=attempts)
+    report, usage = reduce_chunk_outputs(
+        job_llm(rt, live.job.id), live.prompt, outputs, limits=rt.limits, attempts=attempts
+    )
     rt.jobs.record_reduce(live.job.id, level + 1, 0, report.content, usage)
     return rt.jobs.reduce_output(live.job.id, level + 1, 0) or report.content
 
@@ -224,7 +245,13 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
         rt.jobs.record_reduce(job_id, level + 1, group, outputs[members[0]], Usage())
         return
     try:
-        report, usage = reduce_chunk_outputs(job_llm(rt, job_id), live.prompt, [outputs[i] for i in members], limits=rt.limits, attempts=1 + rt.settings.map_retry_on_bad_report)
+        report, usage = reduce_chunk_outputs(
+            job_llm(rt, job_id),
+            live.prompt,
+            [outputs[i] for i in members],
+            limits=rt.limits,
+            attempts=1 + rt.settings.map_retry_on_bad_report,
+        )
     except ExtractionError as exc:
         return strategy_failed(rt, live, exc, f"reduce group {group + 1} at level {level + 1} failed")
     rt.jobs.record_reduce(job_id, level + 1, group, report.content, usage)

@@ -39,7 +39,9 @@ def build_runtime(settings: Settings) -> Runtime:
 
     client = connect(settings.redis_url)
     context, max_output = model_limits(
-        settings.model, default_context=settings.model_context_tokens, default_max_output=settings.model_max_output_tokens
+        settings.model,
+        default_context=settings.model_context_tokens,
+        default_max_output=settings.model_max_output_tokens,
     )
     return Runtime(
         settings=settings,

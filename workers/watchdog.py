@@ -109,7 +109,7 @@ class Watchdog(threading.Thread):
                 return run_watchdog_once(self.rt, submit=self.submit)
         except BackendUnavailable as exc:
             log.warning("watchdog tick skipped: %s", exc.message)
-        except Exception:  # noqa: BLE001 - the thread must outlive any single bad tick
+        except Exception:
             log.exception("watchdog tick failed")
         return None
 
@@ -126,5 +126,10 @@ def start_watchdog(rt: Runtime) -> Watchdog | None:
             return _started[0] if _started else None
         _started.append(Watchdog(rt, interval))
         _started[0].start()
-    log.info("watchdog running every %.1fs (deadline %ss, %d attempts)", interval, rt.settings.job_deadline_seconds, rt.settings.job_max_attempts)
+    log.info(
+        "watchdog running every %.1fs (deadline %ss, %d attempts)",
+        interval,
+        rt.settings.job_deadline_seconds,
+        rt.settings.job_max_attempts,
+    )
     return _started[0]

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import IdempotencyDep, JobsDep, MetricsDep, RecordsDep, SettingsDep, RevokerDep, SubmitterDep, Tenant
+from api.deps import IdempotencyDep, JobsDep, MetricsDep, RecordsDep, RevokerDep, SettingsDep, SubmitterDep, Tenant
 from api.errors import error_responses, validation_error
 from api.idempotency import IdempotencyKey, idempotent
 from api.routers import API_PREFIX
@@ -42,7 +42,9 @@ def _live_output(records: RecordStore, handle: str, tenant: str) -> OutputRecord
         record = records.get_output(handle, tenant)
         records.get_session(record.session_id, tenant)
     except NotFound:
-        raise NotFound(f"no stored output with handle {handle!r}", handle=handle, tool_result=unknown_handle_text(handle)) from None
+        raise NotFound(
+            f"no stored output with handle {handle!r}", handle=handle, tool_result=unknown_handle_text(handle)
+        ) from None
     return record
 
 
@@ -67,7 +69,12 @@ def _submit(jobs: JobStore, submit: Any, job: JobRecord) -> None:
         raise
 
 
-@router.post("", status_code=status.HTTP_202_ACCEPTED, response_model=JobView, responses=error_responses(400, 404, 409, 422, 429, 503))
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=JobView,
+    responses=error_responses(400, 404, 409, 422, 429, 503),
+)
 def create_extraction(
     body: ExtractionRequest,
     request: Request,
@@ -85,7 +92,9 @@ def create_extraction(
     With an `Idempotency-Key`, a retry of the same request gets the first answer, not a second job.
     """
     if len(body.extract) > settings.max_extract_chars:
-        raise validation_error(("body", "extract"), f"at most {settings.max_extract_chars} characters", "string_too_long")
+        raise validation_error(
+            ("body", "extract"), f"at most {settings.max_extract_chars} characters", "string_too_long"
+        )
 
     def produce() -> Response:
         output = _live_output(records, str(body.handle), tenant)
@@ -94,7 +103,9 @@ def create_extraction(
         metrics.jobs_submitted.inc()
         return _accepted(job)
 
-    return idempotent(idempotency, tenant, idempotency_key, fingerprint("POST", request.url.path, body.model_dump_json()), produce)
+    return idempotent(
+        idempotency, tenant, idempotency_key, fingerprint("POST", request.url.path, body.model_dump_json()), produce
+    )
 
 
 def _accepted(job: JobRecord) -> JSONResponse:
@@ -143,6 +154,8 @@ def cancel_extraction(job_id: uuid.UUID, jobs: JobsDep, revoke: RevokerDep, tena
     if not jobs.cancel(job.id):
         job = jobs.get(job.id, tenant)
         if job.status is not JobStatus.CANCELED:
-            raise Conflict(f"extraction {job.id} already finished as {job.status.value}", job_id=job.id, status=job.status.value)
+            raise Conflict(
+                f"extraction {job.id} already finished as {job.status.value}", job_id=job.id, status=job.status.value
+            )
     revoke(job.id)
     return job_view(jobs.get(job.id, tenant))

@@ -43,12 +43,18 @@ async def _check(probe: Callable[[], Any]) -> Check:
 def _workers_answer(ping: Callable[[], list[Any]]) -> Callable[[], Check]:
     def probe() -> Check:
         replies = ping()
-        return Check(ok=bool(replies), detail=f"{len(replies)} worker(s) answered" if replies else "no Celery worker answered")
+        return Check(
+            ok=bool(replies), detail=f"{len(replies)} worker(s) answered" if replies else "no Celery worker answered"
+        )
 
     return probe
 
 
-@router.get("/readyz", response_model=Readiness, responses={503: {"description": "a backend is not ready; details.checks says which"}})
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={503: {"description": "a backend is not ready; details.checks says which"}},
+)
 async def readyz(services: ServicesDep, ping_workers: WorkerPingDep) -> Readiness:
     """Ready when Redis pings, the blob store pings and at least one worker answers."""
     names = ("redis", "blob_store", "workers")
@@ -56,7 +62,9 @@ async def readyz(services: ServicesDep, ping_workers: WorkerPingDep) -> Readines
     checks = dict(zip(names, await asyncio.gather(*(_check(probe) for probe in probes))))
     if not all(check.ok for check in checks.values()):
         failed = ", ".join(name for name, check in checks.items() if not check.ok)
-        raise BackendUnavailable(f"not ready: {failed}", checks={name: check.model_dump() for name, check in checks.items()})
+        raise BackendUnavailable(
+            f"not ready: {failed}", checks={name: check.model_dump() for name, check in checks.items()}
+        )
     return Readiness(status="ready", checks=checks)
 
 

@@ -57,7 +57,9 @@ def only_query(allowed: frozenset[str]) -> Callable[[Request], None]:
         seen: set[str] = set()
         for name, _ in request.query_params.multi_items():
             if name not in allowed:
-                raise validation_error(("query", name), f"unknown parameter; allowed: {', '.join(sorted(allowed))}", "extra_forbidden")
+                raise validation_error(
+                    ("query", name), f"unknown parameter; allowed: {', '.join(sorted(allowed))}", "extra_forbidden"
+                )
             if name in seen:
                 raise validation_error(("query", name), "given more than once", "duplicate_parameter")
             seen.add(name)
@@ -89,13 +91,17 @@ def _q(params: list[str]) -> float:
     return 1.0
 
 
-def negotiate(accept: Annotated[str | None, Header(description="text/plain (default) or application/json")] = None) -> Flavor:
+def negotiate(
+    accept: Annotated[str | None, Header(description="text/plain (default) or application/json")] = None,
+) -> Flavor:
     """Text unless JSON is strictly preferred; a header that accepts neither is a 406."""
     if not accept or not accept.strip():
         return TEXT
     text_q, json_q = _quality(accept, TEXT), _quality(accept, JSON)
     if text_q == json_q == 0.0:
-        raise StarletteHTTPException(406, f"this resource is available as {TEXT} or {JSON}; Accept was {accept[:200]!r}")
+        raise StarletteHTTPException(
+            406, f"this resource is available as {TEXT} or {JSON}; Accept was {accept[:200]!r}"
+        )
     return JSON if json_q > text_q else TEXT
 
 
@@ -110,7 +116,9 @@ def respond(flavor: Flavor, rendered: str, view: BaseModel) -> Response:
     return PlainTextResponse(rendered, headers=headers)
 
 
-def open_output(handle: uuid.UUID, records: RecordStore, blobs: BlobStore, settings: Settings, tenant: str) -> StoredOutput:
+def open_output(
+    handle: uuid.UUID, records: RecordStore, blobs: BlobStore, settings: Settings, tenant: str
+) -> StoredOutput:
     """The caller's output (404 for an unknown handle or another tenant's); reading counts as use.
 
     Called in the route body rather than as a dependency, so every parameter is validated (422)
@@ -123,8 +131,13 @@ def open_output(handle: uuid.UUID, records: RecordStore, blobs: BlobStore, setti
 
 def _content(model: type[BaseModel], example: str) -> dict:
     """OpenAPI for a 200 that is text by default and `model` as JSON."""
-    return {200: {"model": model, "description": "text/plain (rendered) or application/json",
-                  "content": {TEXT: {"schema": {"type": "string"}, "example": example}}}}
+    return {
+        200: {
+            "model": model,
+            "description": "text/plain (rendered) or application/json",
+            "content": {TEXT: {"schema": {"type": "string"}, "example": example}},
+        }
+    }
 
 
 # --- routes -----------------------------------------------------------------------------------
@@ -142,7 +155,9 @@ def read_output_lines(
     tenant: Tenant,
     flavor: Negotiated,
     offset: Annotated[int, Query(ge=1, description="1-based line number to start reading from")] = 1,
-    limit: Annotated[int, Query(ge=1, le=MAX_READ_LIMIT, description="maximum number of lines to return")] = DEFAULT_READ_LIMIT,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_READ_LIMIT, description="maximum number of lines to return")
+    ] = DEFAULT_READ_LIMIT,
 ) -> Response:
     """Lines `offset` … `offset+limit-1`, each as `{n:>6}\\t{line}`; a note says what follows or what is past the end."""
     result = open_output(handle, records, blobs, settings, tenant).read(offset=offset, limit=limit)
@@ -152,8 +167,10 @@ def read_output_lines(
 @router.get(
     "/outputs/{handle}/grep",
     response_model=None,
-    responses={**_content(GrepView, "    12:\tmatching line\n    13-\tcontext line\n--\n    40:\tanother match"),
-               **error_responses(400, 404, 406, 422)},
+    responses={
+        **_content(GrepView, "    12:\tmatching line\n    13-\tcontext line\n--\n    40:\tanother match"),
+        **error_responses(400, 404, 406, 422),
+    },
     dependencies=[Depends(only_query(GREP_QUERY))],
 )
 def grep_output(
@@ -163,14 +180,23 @@ def grep_output(
     settings: SettingsDep,
     tenant: Tenant,
     flavor: Negotiated,
-    pattern: Annotated[str, Query(min_length=1, max_length=MAX_PATTERN_CHARS, description="literal text, or an RE2 regex when regex=true")],
-    regex: Annotated[bool, Query(description="treat pattern as an RE2 regex (no backreferences or lookaround)")] = False,
+    pattern: Annotated[
+        str,
+        Query(min_length=1, max_length=MAX_PATTERN_CHARS, description="literal text, or an RE2 regex when regex=true"),
+    ],
+    regex: Annotated[
+        bool, Query(description="treat pattern as an RE2 regex (no backreferences or lookaround)")
+    ] = False,
     ignore_case: Annotated[bool, Query(description="match without regard to letter case")] = False,
     before: Annotated[int, Query(ge=0, le=MAX_CONTEXT_LINES, description="context lines before each match")] = 0,
     after: Annotated[int, Query(ge=0, le=MAX_CONTEXT_LINES, description="context lines after each match")] = 0,
-    max_matches: Annotated[int, Query(ge=1, le=MAX_MATCHES, description="stop after this many matching lines")] = DEFAULT_MAX_MATCHES,
+    max_matches: Annotated[
+        int, Query(ge=1, le=MAX_MATCHES, description="stop after this many matching lines")
+    ] = DEFAULT_MAX_MATCHES,
 ) -> Response:
     """Matching lines as `{n:>6}:\\t{line}`, context as `{n:>6}-\\t{line}`, `--` between groups; an unsupported regex is a 400."""
     output = open_output(handle, records, blobs, settings, tenant)
-    result = output.grep(pattern, regex=regex, ignore_case=ignore_case, before=before, after=after, max_matches=max_matches)
+    result = output.grep(
+        pattern, regex=regex, ignore_case=ignore_case, before=before, after=after, max_matches=max_matches
+    )
     return respond(flavor, result.render(), GrepView(**result.model_dump()))

@@ -41,7 +41,10 @@ _RAW_BODY = {
     "requestBody": {
         "required": True,
         "description": "The raw tool output, streamed (chunked transfer is fine).",
-        "content": {"text/plain": {"schema": {"type": "string"}}, "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}},
+        "content": {
+            "text/plain": {"schema": {"type": "string"}},
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+        },
     }
 }
 
@@ -61,19 +64,25 @@ def _tool_name(header: str | None, query: str | None) -> str:
         raise validation_error(loc, f"at most {MAX_TOOL_NAME_CHARS} characters", "string_too_long")
     if any(unicodedata.category(ch) == "Cc" for ch in name):
         # A header cannot carry them, so only the query could smuggle a NUL or a line break into prompts and results.
-        raise validation_error(loc, "must not contain control characters (NUL, line breaks, ...)", "string_pattern_mismatch")
+        raise validation_error(
+            loc, "must not contain control characters (NUL, line breaks, ...)", "string_pattern_mismatch"
+        )
     return name or "unknown"
 
 
 def _tool_args(header: str | None, query: str | None) -> str:
     """The arguments stay verbatim (the prompts quote them), but they must be JSON."""
-    args, loc = (_header_text(header), ("header", "x-tool-args")) if header is not None else (query, ("query", "tool_args"))
+    args, loc = (
+        (_header_text(header), ("header", "x-tool-args")) if header is not None else (query, ("query", "tool_args"))
+    )
     if args is None or not args.strip():
         return "{}"
     try:
         json.loads(args)
     except ValueError as exc:
-        raise validation_error(loc, f"must be valid JSON (the tool's arguments verbatim): {exc}", "json_invalid") from exc
+        raise validation_error(
+            loc, f"must be valid JSON (the tool's arguments verbatim): {exc}", "json_invalid"
+        ) from exc
     return args
 
 
@@ -86,7 +95,9 @@ def upload_meta(
 ) -> UploadMeta:
     """Headers win over query parameters; both are optional."""
     kind = (content_type or DEFAULT_CONTENT_TYPE).strip()[:MAX_CONTENT_TYPE_CHARS] or DEFAULT_CONTENT_TYPE
-    return UploadMeta(tool_name=_tool_name(x_tool_name, tool_name), tool_args=_tool_args(x_tool_args, tool_args), content_type=kind)
+    return UploadMeta(
+        tool_name=_tool_name(x_tool_name, tool_name), tool_args=_tool_args(x_tool_args, tool_args), content_type=kind
+    )
 
 
 def _check_declared_length(request: Request, limit: int) -> None:
@@ -104,7 +115,10 @@ def _check_declared_length(request: Request, limit: int) -> None:
     "/sessions/{session_id}/outputs",
     status_code=status.HTTP_201_CREATED,
     response_model=UploadResult,
-    responses={200: {"model": InlineResult, "description": "store=if_oversized and the output fits"}, **error_responses(400, 404, 409, 413, 422, 503)},
+    responses={
+        200: {"model": InlineResult, "description": "store=if_oversized and the output fits"},
+        **error_responses(400, 404, 409, 413, 422, 503),
+    },
     openapi_extra=_RAW_BODY,
 )
 async def upload_output(
@@ -121,7 +135,12 @@ async def upload_output(
     settings = services.settings
     _check_declared_length(request, settings.max_upload_bytes)
     session = await run_in_threadpool(services.records.get_session, str(session_id), tenant)
-    spooled = await spool(request.stream(), directory=spool_dir(settings), limit=settings.max_upload_bytes, encoding=settings.tokenizer_encoding)
+    spooled = await spool(
+        request.stream(),
+        directory=spool_dir(settings),
+        limit=settings.max_upload_bytes,
+        encoding=settings.tokenizer_encoding,
+    )
     metrics.upload_bytes.inc(spooled.size)
     try:
         key_print = _upload_fingerprint(request, meta, spooled, store)
@@ -134,21 +153,45 @@ async def upload_output(
 def _upload_fingerprint(request: Request, meta: UploadMeta, spooled: Spooled, store: StorePolicy) -> str:
     """The same upload: same path, same bytes (the sha256 measured while streaming), same tool headers and policy."""
     stats = spooled.measured.stats
-    return fingerprint("POST", request.url.path, stats.sha256, str(stats.bytes), meta.tool_name, meta.tool_args, meta.content_type, store)
+    return fingerprint(
+        "POST",
+        request.url.path,
+        stats.sha256,
+        str(stats.bytes),
+        meta.tool_name,
+        meta.tool_args,
+        meta.content_type,
+        store,
+    )
 
 
-def _finish_upload(services: Services, session: SessionRecord, meta: UploadMeta, spooled: Spooled, store: StorePolicy) -> JSONResponse:
+def _finish_upload(
+    services: Services, session: SessionRecord, meta: UploadMeta, spooled: Spooled, store: StorePolicy
+) -> JSONResponse:
     """Inline answer for a small output under `store=if_oversized`; otherwise store it and answer 201."""
     settings, stats = services.settings, spooled.measured.stats
-    oversized = is_oversized(stats, max_bytes=settings.tool_response_max_bytes, budget_tokens=settings.context_budget_tokens)
+    oversized = is_oversized(
+        stats, max_bytes=settings.tool_response_max_bytes, budget_tokens=settings.context_budget_tokens
+    )
     if store == "if_oversized" and not oversized:
         content = spooled.path.read_bytes().decode("utf-8", errors="replace")
-        return JSONResponse(InlineResult(**stats.model_dump(), content=content).model_dump(), status_code=status.HTTP_200_OK)
+        return JSONResponse(
+            InlineResult(**stats.model_dump(), content=content).model_dump(), status_code=status.HTTP_200_OK
+        )
     record = store_output(services.blobs, services.records, session, meta, spooled)
     message = too_large_message(stats, record.handle) if oversized else None
     links = output_links(record.handle, session.id)
-    result = UploadResult(**stats.model_dump(), handle=record.handle, session_id=session.id, oversized=oversized, message=message, links=links)
-    return JSONResponse(result.model_dump(mode="json"), status_code=status.HTTP_201_CREATED, headers={"Location": links["self"]})
+    result = UploadResult(
+        **stats.model_dump(),
+        handle=record.handle,
+        session_id=session.id,
+        oversized=oversized,
+        message=message,
+        links=links,
+    )
+    return JSONResponse(
+        result.model_dump(mode="json"), status_code=status.HTTP_201_CREATED, headers={"Location": links["self"]}
+    )
 
 
 @router.get("/outputs/{handle}", response_model=OutputView, responses=error_responses(404, 422))
@@ -160,7 +203,11 @@ def get_output(handle: uuid.UUID, records: RecordsDep, tenant: Tenant) -> Output
 @router.get(
     "/outputs/{handle}/content",
     response_class=StreamingResponse,
-    responses={200: {"description": "the whole output"}, 206: {"description": "the requested byte range"}, **error_responses(404, 416, 422)},
+    responses={
+        200: {"description": "the whole output"},
+        206: {"description": "the requested byte range"},
+        **error_responses(404, 416, 422),
+    },
 )
 def get_content(
     handle: uuid.UUID,
@@ -168,7 +215,9 @@ def get_content(
     blobs: BlobsDep,
     settings: SettingsDep,
     tenant: Tenant,
-    byte_range: Annotated[str | None, Header(alias="Range", description="one range: bytes=a-b, bytes=a- or bytes=-n")] = None,
+    byte_range: Annotated[
+        str | None, Header(alias="Range", description="one range: bytes=a-b, bytes=a- or bytes=-n")
+    ] = None,
 ) -> StreamingResponse:
     """The raw bytes, streamed from the blob store; a single byte range gives a 206."""
     record = records.get_output(str(handle), tenant)

@@ -30,11 +30,22 @@ __all__ = [
     "validate_prefix",
 ]
 
-S3_OPTIONS = frozenset({
-    "endpoint_url", "access_key_id", "secret_access_key", "region", "multipart_threshold",
-    "multipart_chunksize", "read_block", "max_concurrency", "connect_timeout", "read_timeout",
-    "max_attempts", "page_size",
-})
+S3_OPTIONS = frozenset(
+    {
+        "endpoint_url",
+        "access_key_id",
+        "secret_access_key",
+        "region",
+        "multipart_threshold",
+        "multipart_chunksize",
+        "read_block",
+        "max_concurrency",
+        "connect_timeout",
+        "read_timeout",
+        "max_attempts",
+        "page_size",
+    }
+)
 URL_FORMS = "file:///absolute/path, s3://bucket[/prefix] or memory://"
 
 
@@ -74,7 +85,10 @@ def _read_block(options: dict[str, Any]) -> dict[str, Any]:
 
 def _open_file(url: str, parts: Any, options: dict[str, Any]) -> LocalBlobStore:
     if parts.netloc not in ("", "localhost"):
-        raise InvalidInput(f"blob store URL {url!r}: file URLs need an absolute path, file:///path (got host {parts.netloc!r})", url=url)
+        raise InvalidInput(
+            f"blob store URL {url!r}: file URLs need an absolute path, file:///path (got host {parts.netloc!r})",
+            url=url,
+        )
     path = Path(unquote(parts.path))
     if not path.is_absolute() or not parts.path.strip("/"):
         raise InvalidInput(f"blob store URL {url!r}: file URLs need an absolute, non-root path", url=url)

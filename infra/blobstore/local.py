@@ -34,7 +34,9 @@ _COPY_BLOCK = 1 << 20
 class LocalBlobStore:
     """Blob `a/b/c` is the file `<root>/a/b/c`; reads seek, so ranges cost what they return."""
 
-    def __init__(self, root: str | os.PathLike[str], *, fsync: bool = False, read_block: int = DEFAULT_READ_BLOCK) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, fsync: bool = False, read_block: int = DEFAULT_READ_BLOCK
+    ) -> None:
         self.root = Path(root).resolve()
         self.fsync = fsync
         self.read_block = check_block_size(read_block, DEFAULT_READ_BLOCK)
@@ -106,7 +108,7 @@ class LocalBlobStore:
     def _open(self, key: str) -> BinaryIO:
         path = self.path_for(key)
         try:
-            return open(path, "rb")  # noqa: SIM115 - callers close it
+            return open(path, "rb")
         except _MISSING as exc:
             raise BlobNotFound(f"no blob stored under {key!r}", key=key) from exc
 

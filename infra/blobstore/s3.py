@@ -104,13 +104,18 @@ class S3BlobStore:
         self.transfer_config = _transfer_config(multipart_threshold, multipart_chunksize, max_concurrency)
         config = _client_config(endpoint_url, connect_timeout, read_timeout, max_attempts, max_concurrency)
         self.client = _new_client(
-            endpoint_url=endpoint_url, aws_access_key_id=access_key_id,
-            aws_secret_access_key=secret_access_key, region_name=region, config=config,
+            endpoint_url=endpoint_url,
+            aws_access_key_id=access_key_id,
+            aws_secret_access_key=secret_access_key,
+            region_name=region,
+            config=config,
         )
         self._bucket_seen = False
 
     def __repr__(self) -> str:
-        return f"S3BlobStore(bucket={self.bucket!r}, prefix={self.prefix!r}, endpoint={self.client.meta.endpoint_url!r})"
+        return (
+            f"S3BlobStore(bucket={self.bucket!r}, prefix={self.prefix!r}, endpoint={self.client.meta.endpoint_url!r})"
+        )
 
     def object_name(self, key: str) -> str:
         """The S3 object key behind a blob key."""
@@ -226,7 +231,8 @@ class S3BlobStore:
     def delete_prefix(self, prefix: str) -> int:
         """List a page, delete that page in one DeleteObjects call, repeat; memory stays one page."""
         pages = self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.bucket, Prefix=self.prefix + validate_prefix(prefix),
+            Bucket=self.bucket,
+            Prefix=self.prefix + validate_prefix(prefix),
             PaginationConfig={"PageSize": self.page_size},
         )
         deleted = 0
@@ -246,7 +252,8 @@ class S3BlobStore:
             first = errors[0]
             raise BackendUnavailable(
                 f"S3 refused to delete {len(errors)} of {len(names)} objects; first: {first.get('Key')}: "
-                f"{first.get('Code')} {first.get('Message')}", bucket=self.bucket,
+                f"{first.get('Code')} {first.get('Message')}",
+                bucket=self.bucket,
             )
         return len(names)
 
@@ -313,10 +320,15 @@ def _check_page_size(page_size: int) -> int:
 def _transfer_config(threshold: int, chunksize: int, concurrency: int) -> TransferConfig:
     """At most `concurrency` parts are buffered for a streamed upload (s3transfer's default is 10)."""
     if min(threshold, chunksize, concurrency) <= 0:
-        raise InvalidInput(f"multipart threshold, chunk size and concurrency must be positive (got {threshold}, {chunksize}, {concurrency})")
+        raise InvalidInput(
+            f"multipart threshold, chunk size and concurrency must be positive (got {threshold}, {chunksize}, {concurrency})"
+        )
     config = TransferConfig(
-        multipart_threshold=threshold, multipart_chunksize=chunksize, max_concurrency=concurrency,
-        use_threads=True, preferred_transfer_client="classic",
+        multipart_threshold=threshold,
+        multipart_chunksize=chunksize,
+        max_concurrency=concurrency,
+        use_threads=True,
+        preferred_transfer_client="classic",
     )
     config.max_in_memory_upload_chunks = concurrency
     return config
@@ -328,7 +340,8 @@ def _client_config(endpoint_url: str | None, connect: float, read: float, attemp
     Custom endpoints (MinIO, moto) get path-style addressing: they rarely serve bucket subdomains.
     """
     return Config(
-        connect_timeout=connect, read_timeout=read,
+        connect_timeout=connect,
+        read_timeout=read,
         retries={"max_attempts": attempts, "mode": "standard"},
         max_pool_connections=max(10, concurrency * 2),
         s3={"addressing_style": "path" if endpoint_url else "auto"},

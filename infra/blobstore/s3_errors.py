@@ -13,11 +13,13 @@ from boto3.exceptions import S3UploadFailedError
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
-    ConnectionError as BotoConnectionError,
     HTTPClientError,
     IncompleteReadError,
     NoCredentialsError,
     PartialCredentialsError,
+)
+from botocore.exceptions import (
+    ConnectionError as BotoConnectionError,
 )
 
 from extraction.errors import Conflict, ToolOutError
@@ -25,8 +27,15 @@ from infra.errors import BackendUnavailable, BlobNotFound
 
 _NOT_FOUND = {"NoSuchKey", "404", "NotFound"}
 _ACCESS = {
-    "AccessDenied", "403", "Forbidden", "InvalidAccessKeyId", "SignatureDoesNotMatch",
-    "AllAccessDisabled", "ExpiredToken", "InvalidToken", "AccountProblem",
+    "AccessDenied",
+    "403",
+    "Forbidden",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "AllAccessDisabled",
+    "ExpiredToken",
+    "InvalidToken",
+    "AccountProblem",
 }
 _UNREACHABLE = (BotoConnectionError, HTTPClientError, IncompleteReadError, NoCredentialsError, PartialCredentialsError)
 
@@ -59,7 +68,8 @@ def from_client_error(exc: ClientError, bucket: str, key: str | None) -> ToolOut
     if code in _ACCESS:
         return BackendUnavailable(
             f"S3 access denied to bucket {bucket!r} ({code}); check the credentials and the bucket policy",
-            bucket=bucket, s3_code=code,
+            bucket=bucket,
+            s3_code=code,
         )
     if code in {"PreconditionFailed", "412"}:
         return Conflict(f"blob {key!r} changed while it was being read", key=key, bucket=bucket)
@@ -68,7 +78,9 @@ def from_client_error(exc: ClientError, bucket: str, key: str | None) -> ToolOut
 
 def no_such_bucket(bucket: str) -> BackendUnavailable:
     return BackendUnavailable(
-        f"S3 bucket {bucket!r} does not exist (create it, or fix TOOLOUT_BLOB_STORE)", bucket=bucket, s3_code="NoSuchBucket"
+        f"S3 bucket {bucket!r} does not exist (create it, or fix TOOLOUT_BLOB_STORE)",
+        bucket=bucket,
+        s3_code="NoSuchBucket",
     )
 
 

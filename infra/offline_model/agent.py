@@ -55,7 +55,9 @@ def next_step(messages: list[dict[str, Any]], extract: str, handle: str, *, budg
     results = [message_text(m) for m in messages if m.get("role") == "tool"]
     pattern = grep_pattern(terms)
     if not results and pattern:
-        return AgentStep("Grep", {"handle": handle, "pattern": pattern, "regex": True, "ignore_case": True, "max_matches": 50})
+        return AgentStep(
+            "Grep", {"handle": handle, "pattern": pattern, "regex": True, "ignore_case": True, "max_matches": 50}
+        )
     if not results:
         return AgentStep("Read", {"handle": handle, "offset": 1, "limit": HEAD_LIMIT})
     if "Read" not in called and len(results) == 1:

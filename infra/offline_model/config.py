@@ -48,24 +48,35 @@ class OfflineModelConfig:
         if not 0.0 <= self.error_rate <= 1.0:
             raise ValueError(f"error_rate must be within [0, 1], got {self.error_rate}")
         if not self.error_kinds or set(self.error_kinds) - set(ERROR_KINDS):
-            raise ValueError(f"error_kinds must be a non-empty subset of {','.join(ERROR_KINDS)}, got {self.error_kinds}")
+            raise ValueError(
+                f"error_kinds must be a non-empty subset of {','.join(ERROR_KINDS)}, got {self.error_kinds}"
+            )
         if self.malformed not in MALFORMED:
             raise ValueError(f"malformed must be one of {'|'.join(MALFORMED)}, got {self.malformed!r}")
-        if min(self.latency_ms, self.jitter_ms, self.timeout_s, self.retry_after_ms, self.fail_first) < 0 or self.answer_bytes < 1:
-            raise ValueError("latency_ms, jitter_ms, timeout_s, retry_after_ms, fail_first must be >= 0 and answer_bytes >= 1")
+        if (
+            min(self.latency_ms, self.jitter_ms, self.timeout_s, self.retry_after_ms, self.fail_first) < 0
+            or self.answer_bytes < 1
+        ):
+            raise ValueError(
+                "latency_ms, jitter_ms, timeout_s, retry_after_ms, fail_first must be >= 0 and answer_bytes >= 1"
+            )
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> "OfflineModelConfig":
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> OfflineModelConfig:
         """Process defaults from `TOOLOUT_OFFLINE_LATENCY_MS=...` and friends."""
         environ = os.environ if environ is None else environ
-        values = {f.name: environ[ENV_PREFIX + f.name.upper()] for f in dataclasses.fields(cls) if ENV_PREFIX + f.name.upper() in environ}
+        values = {
+            f.name: environ[ENV_PREFIX + f.name.upper()]
+            for f in dataclasses.fields(cls)
+            if ENV_PREFIX + f.name.upper() in environ
+        }
         return cls().with_values(values)
 
-    def with_header(self, header: str | None) -> "OfflineModelConfig":
+    def with_header(self, header: str | None) -> OfflineModelConfig:
         """This config overridden by an `X-Offline-Model: key=value;key=value` header."""
         return self.with_values(parse_header(header or ""))
 
-    def with_values(self, values: Mapping[str, str]) -> "OfflineModelConfig":
+    def with_values(self, values: Mapping[str, str]) -> OfflineModelConfig:
         """A copy with the named knobs replaced; unknown names and bad values raise ValueError."""
         fields = {f.name: f for f in dataclasses.fields(self)}
         unknown = sorted(set(values) - set(fields))

@@ -20,8 +20,7 @@ _LEVEL = re.compile(r"\b(" + "|".join(LEVELS) + r")\b")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_\-]{2,}")
 _COMMON = frozenset(
-    "the and for with that this from are was were have has not but all any can its into than then there "
-    "their they them these those will would which when what where who how you your our his her she him".split()
+    ["the", "and", "for", "with", "that", "this", "from", "are", "was", "were", "have", "has", "not", "but", "all", "any", "can", "its", "into", "than", "then", "there", "their", "they", "them", "these", "those", "will", "would", "which", "when", "what", "where", "who", "how", "you", "your", "our", "his", "her", "she", "him"]
 )
 
 

@@ -11,7 +11,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-HEADERS = ("SOURCE TOOL", "DOCUMENT STATS", "CHUNK INFO", "WHAT TO EXTRACT", "CHUNK OUTPUTS", "OUTPUT FORMAT (required)")
+HEADERS = (
+    "SOURCE TOOL",
+    "DOCUMENT STATS",
+    "CHUNK INFO",
+    "WHAT TO EXTRACT",
+    "CHUNK OUTPUTS",
+    "OUTPUT FORMAT (required)",
+)
 
 _OPEN_TAG = re.compile(r'<ai-agent-([A-Za-z0-9_\-]+?)-FINAL format="text">')
 _ANY_TAG = re.compile(r"</?ai-agent-[A-Za-z0-9_\-]+?-FINAL[^>]*>")
@@ -52,7 +59,7 @@ def section(prompt: str, header: str) -> str | None:
     match = re.search(rf"^{re.escape(header)}[ \t]*$", prompt, re.M)
     if match is None:
         return None
-    body = prompt[match.end():]
+    body = prompt[match.end() :]
     later = [h for h in HEADERS[HEADERS.index(header) + 1 :]]
     ends = [_last_header(body, h) if header == "CHUNK OUTPUTS" else _first_header(body, h) for h in later]
     end = min((e for e in ends if e is not None), default=len(body))

@@ -19,8 +19,16 @@ from functools import lru_cache
 from infra.offline_model.describe import NO_RELEVANT_DATA, describe, no_relevant_data, overview
 
 __all__ = [
-    "NO_RELEVANT_DATA", "Term", "Unit", "best_lines", "describe", "extract_answer", "merge_chunk_outputs",
-    "query_terms", "score_units", "split_units",
+    "NO_RELEVANT_DATA",
+    "Term",
+    "Unit",
+    "best_lines",
+    "describe",
+    "extract_answer",
+    "merge_chunk_outputs",
+    "query_terms",
+    "score_units",
+    "split_units",
 ]
 
 LONG_LINE_CHARS = 2_000
@@ -29,18 +37,7 @@ RELATIVE_THRESHOLD = 0.3
 K1, B = 1.2, 0.75
 
 STOPWORDS = frozenset(
-    """a about above after again all also an and any are as at be because been before being below between both
-    but by can could did do does doing down during each either else etc every few for from further get gets give
-    had has have having he her here hers him his how i if in into is it its itself just let like may me might
-    more most must my no nor not now of off on once only or other our out over own please same she should show
-    so some such than that the their them then there these they this those through to too under until up upon
-    us very via was we were what when where which while who whom whose why will with within without would you
-    your extract extraction find return list tell provide report identify look search locate need needs want
-    wants lines line entries entry information info details detail data text document documents output outputs
-    tool tools relevant mention mentions mentioned containing contain contains related regarding including
-    include includes e g eg ie i.e e.g given specific exact exactly precise precisely value values everything
-    anything something whether there's it's summarize summarise summary overview describe explain main key
-    important""".split()
+    ["a", "about", "above", "after", "again", "all", "also", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "else", "etc", "every", "few", "for", "from", "further", "get", "gets", "give", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "like", "may", "me", "might", "more", "most", "must", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "out", "over", "own", "please", "same", "she", "should", "show", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us", "very", "via", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would", "you", "your", "extract", "extraction", "find", "return", "list", "tell", "provide", "report", "identify", "look", "search", "locate", "need", "needs", "want", "wants", "lines", "line", "entries", "entry", "information", "info", "details", "detail", "data", "text", "document", "documents", "output", "outputs", "tool", "tools", "relevant", "mention", "mentions", "mentioned", "containing", "contain", "contains", "related", "regarding", "including", "include", "includes", "e", "g", "eg", "ie", "i.e", "e.g", "given", "specific", "exact", "exactly", "precise", "precisely", "value", "values", "everything", "anything", "something", "whether", "there's", "it's", "summarize", "summarise", "summary", "overview", "describe", "explain", "main", "key", "important"]
 )
 
 _QUOTED = re.compile(r'"([^"\n]{2,200})"|`([^`\n]{2,200})`|(?<![\w])\'([^\'\n]{2,200})\'(?![\w])')
@@ -86,7 +83,14 @@ class Unit:
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """A deliberately light stemmer: enough for errors/error, failed/failing, policies/policy."""
-    for suffix, repl, min_len in (("ies", "y", 5), ("sses", "ss", 5), ("ing", "", 6), ("ed", "", 5), ("es", "", 5), ("s", "", 4)):
+    for suffix, repl, min_len in (
+        ("ies", "y", 5),
+        ("sses", "ss", 5),
+        ("ing", "", 6),
+        ("ed", "", 5),
+        ("es", "", 5),
+        ("s", "", 4),
+    ):
         if word.endswith(suffix) and len(word) >= min_len and not word.endswith("ss"):
             return word[: -len(suffix)] + repl
     return word

@@ -36,7 +36,9 @@ def respond(body: dict[str, Any], config: OfflineModelConfig) -> Answer:
     extract = prompt.section(system, "WHAT TO EXTRACT")
     nonce = prompt.nonce(system)
     if extract is None:
-        return Answer("unrecognized", shape(f"{NAME}: the system prompt has no WHAT TO EXTRACT section.", nonce, config, ""))
+        return Answer(
+            "unrecognized", shape(f"{NAME}: the system prompt has no WHAT TO EXTRACT section.", nonce, config, "")
+        )
     budget = answer_budget(body, config)
     handle = prompt.handle(system)
     if offers_read_grep(body.get("tools")) and handle:
@@ -46,7 +48,12 @@ def respond(body: dict[str, Any], config: OfflineModelConfig) -> Answer:
         return Answer("read-grep", shape(step.answer, nonce, config, extract))
     outputs = prompt.section(system, "CHUNK OUTPUTS")
     if outputs is not None:
-        return Answer("reduce", shape(merge_chunk_outputs(prompt.chunk_blocks(outputs), extract, budget_bytes=budget), nonce, config, extract))
+        return Answer(
+            "reduce",
+            shape(
+                merge_chunk_outputs(prompt.chunk_blocks(outputs), extract, budget_bytes=budget), nonce, config, extract
+            ),
+        )
     document = prompt.chunk_text(_last_user_text(messages))
     return Answer("map", shape(extract_answer(document, extract, budget_bytes=budget), nonce, config, extract))
 
@@ -67,7 +74,11 @@ def _last_user_text(messages: list[dict[str, Any]]) -> str:
 
 def tool_call(step: AgentStep) -> dict[str, Any]:
     """An OpenAI `tool_calls` entry; arguments are a JSON string, as providers send them."""
-    return {"id": step.call_id(), "type": "function", "function": {"name": step.name, "arguments": json.dumps(step.arguments)}}
+    return {
+        "id": step.call_id(),
+        "type": "function",
+        "function": {"name": step.name, "arguments": json.dumps(step.arguments)},
+    }
 
 
 def shape(content: str, nonce: str | None, config: OfflineModelConfig, extract: str) -> str:

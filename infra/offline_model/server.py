@@ -56,7 +56,7 @@ def create_app(config: OfflineModelConfig | None = None) -> FastAPI:
     return app
 
 
-async def handle_chat(request: Request, base: OfflineModelConfig, faults: "FaultPlan") -> JSONResponse:
+async def handle_chat(request: Request, base: OfflineModelConfig, faults: FaultPlan) -> JSONResponse:
     """Validate, wait the configured latency, maybe inject a fault, else answer."""
     try:
         knobs = base.with_header(request.headers.get(HEADER))
@@ -144,7 +144,12 @@ async def inject(fault: str, knobs: OfflineModelConfig, request: Request) -> JSO
     if fault == "timeout":
         await stall(request, knobs.timeout_s)
     headers = {"retry-after-ms": str(knobs.retry_after_ms)} if fault != "timeout" else None
-    return error_response(status, f"{NAME}: injected {fault} (error_rate={knobs.error_rate}, fail_first={knobs.fail_first})", kind, headers)
+    return error_response(
+        status,
+        f"{NAME}: injected {fault} (error_rate={knobs.error_rate}, fail_first={knobs.fail_first})",
+        kind,
+        headers,
+    )
 
 
 async def stall(request: Request, seconds: float) -> None:
@@ -171,7 +176,14 @@ def completion(body: dict[str, Any], knobs: OfflineModelConfig, digest: str) -> 
         "created": int(time.time()),
         "model": body.get("model") or MODEL_ID,
         "system_fingerprint": "toolout-offline-deterministic",
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls" if answer.tool_calls else "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if answer.tool_calls else "stop",
+            }
+        ],
         "usage": usage(body, answer),
         "_kind": answer.kind,
     }
@@ -184,7 +196,11 @@ def usage(body: dict[str, Any], answer: Answer) -> dict[str, int]:
         prompt_tokens += count_tokens(json.dumps(body["tools"]))
     calls = "".join(c["function"]["name"] + c["function"]["arguments"] for c in answer.tool_calls)
     completion_tokens = count_tokens((answer.content or "") + calls)
-    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
 
 
 def _message_payload(message: dict[str, Any]) -> str:
@@ -205,7 +221,9 @@ def _encoding() -> Any:
     return tiktoken.get_encoding("o200k_base")
 
 
-def serve(host: str = "127.0.0.1", port: int = 8765, config: OfflineModelConfig | None = None, *, log_level: str = "info") -> None:
+def serve(
+    host: str = "127.0.0.1", port: int = 8765, config: OfflineModelConfig | None = None, *, log_level: str = "info"
+) -> None:
     """Run the offline model in the foreground (what `toolout offline-model` calls)."""
     import uvicorn
 

@@ -16,7 +16,14 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from tests.fixtures.api_server import ApiServer, RecordingSubmitter, WorkerPingStub, api_settings, build_test_app, serve_api
+from tests.fixtures.api_server import (
+    ApiServer,
+    RecordingSubmitter,
+    WorkerPingStub,
+    api_settings,
+    build_test_app,
+    serve_api,
+)
 from tests.fixtures.s3 import TEST_MULTIPART_BYTES
 
 
@@ -63,7 +70,9 @@ def store_settings(request: pytest.FixtureRequest, local_blob_url: str) -> dict[
 
 
 @pytest.fixture()
-def start_server(redis_client: Any, redis_url: str, store_settings: dict[str, Any]) -> Iterator[Callable[..., ApiServer]]:
+def start_server(
+    redis_client: Any, redis_url: str, store_settings: dict[str, Any]
+) -> Iterator[Callable[..., ApiServer]]:
     """`start_server(app_options=None, **setting_overrides)` runs the API over HTTP on the parametrized blob store."""
     with ExitStack() as stack:
 

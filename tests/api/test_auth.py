@@ -29,7 +29,12 @@ OPEN_ROUTES = ["/healthz", "/readyz", "/metrics", "/docs", "/openapi.json"]
 def v1_operations(openapi: dict[str, Any]) -> list[tuple[str, str]]:
     """Every /v1 operation with its path parameters filled by random UUIDs."""
     fill = lambda path: re.sub(r"\{[^}]+\}", lambda _: str(uuid.uuid4()), path)  # noqa: E731
-    return [(method.upper(), fill(path)) for path, item in openapi["paths"].items() if path.startswith("/v1/") for method in item]
+    return [
+        (method.upper(), fill(path))
+        for path, item in openapi["paths"].items()
+        if path.startswith("/v1/")
+        for method in item
+    ]
 
 
 def challenge(response: httpx.Response) -> str:
@@ -45,13 +50,24 @@ def test_every_v1_route_refuses_a_request_without_a_key(api_server: ApiServer) -
         operations = v1_operations(client.get("/openapi.json").json())
         assert len(operations) >= 12
         for method, path in operations:
-            response = client.request(method, path, json={"handle": str(uuid.uuid4()), "extract": "x"} if method == "POST" else None)
+            response = client.request(
+                method, path, json={"handle": str(uuid.uuid4()), "extract": "x"} if method == "POST" else None
+            )
             assert 'error="' not in challenge(response), (method, path)
 
 
 @pytest.mark.parametrize(
     "header",
-    ["Basic dXNlcjpwYXNz", "Bearer", "Bearer =abc", "Bearer two words", "Token abc", "Bearer " + "k" * 600, "Bearer k\u00e9y", "Bearerkey"],
+    [
+        "Basic dXNlcjpwYXNz",
+        "Bearer",
+        "Bearer =abc",
+        "Bearer two words",
+        "Token abc",
+        "Bearer " + "k" * 600,
+        "Bearer k\u00e9y",
+        "Bearerkey",
+    ],
 )
 @KEYED
 def test_a_malformed_authorization_header_is_a_401(api_server: ApiServer, header: str) -> None:
@@ -131,7 +147,9 @@ def test_dev_mode_is_announced_as_a_warning(redis_url: str, caplog: pytest.LogCa
 
 
 @pytest.mark.usefixtures("redis_client")
-def test_keys_mode_without_any_key_warns_and_with_keys_only_informs(redis_url: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_keys_mode_without_any_key_warns_and_with_keys_only_informs(
+    redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.INFO, logger="toolout.api.auth"):
         start({"auth_mode": "keys"}, redis_url)
         start(keys_mode(), redis_url)

@@ -17,7 +17,11 @@ def stored(api_server: ApiServer) -> tuple[str, str]:
     """A session with one stored output: (session id, handle)."""
     with api_server.client() as client:
         session = client.post("/v1/sessions").json()["id"]
-        response = client.post(f"/v1/sessions/{session}/outputs", content=b"ERROR one\nok\nERROR two\n", headers={"X-Tool-Name": "read_logs"})
+        response = client.post(
+            f"/v1/sessions/{session}/outputs",
+            content=b"ERROR one\nok\nERROR two\n",
+            headers={"X-Tool-Name": "read_logs"},
+        )
     return session, response.json()["handle"]
 
 
@@ -33,7 +37,12 @@ def test_creating_an_extraction_queues_a_job(api_server: ApiServer, stored: tupl
         job = response.json()
         assert response.headers["location"] == f"/v1/extractions/{job['id']}" == job["links"]["self"]
         assert response.headers["retry-after"] == "1"
-        assert (job["status"], job["handle"], job["session_id"], job["tool_name"]) == ("queued", handle, session, "read_logs")
+        assert (job["status"], job["handle"], job["session_id"], job["tool_name"]) == (
+            "queued",
+            handle,
+            session,
+            "read_logs",
+        )
         assert (job["extract"], job["mode_requested"], job["tenant"]) == ("every ERROR line", "read-grep", "dev")
         assert "nonce" not in job
         assert api_server.submitter.job_ids == [job["id"]]
@@ -70,7 +79,9 @@ def test_cancel_a_finished_job_is_409(api_server: ApiServer, stored: tuple[str, 
 def test_long_poll_returns_as_soon_as_the_job_finishes(api_server: ApiServer, stored: tuple[str, str]) -> None:
     with api_server.client() as client:
         job_id = create_job(client, stored[1]).json()["id"]
-        finisher = threading.Timer(0.5, api_server.services.jobs.finish, args=(job_id, JobStatus.SUCCEEDED), kwargs={"result": "the abstract"})
+        finisher = threading.Timer(
+            0.5, api_server.services.jobs.finish, args=(job_id, JobStatus.SUCCEEDED), kwargs={"result": "the abstract"}
+        )
         started = time.monotonic()
         finisher.start()
         response = client.get(f"/v1/extractions/{job_id}", params={"wait": 20})

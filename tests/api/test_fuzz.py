@@ -49,9 +49,13 @@ OVERRIDES: dict[str, Any] = {
     "max_extract_chars": 2_000,
     "max_concurrent_jobs_per_tenant": 100_000,  # the recording submitter never finishes a job; the cap is tested elsewhere
 }
-SEED_OUTPUT = "".join(f"line {i}: status=ok id={i:04d}\n" for i in range(1, 200)).encode() + b"line 200: ERROR disk full\n"
+SEED_OUTPUT = (
+    "".join(f"line {i}: status=ok id={i:04d}\n" for i in range(1, 200)).encode() + b"line 200: ERROR disk full\n"
+)
 
-schema = schemathesis.openapi.from_dict(create_app(api_settings("redis://127.0.0.1:6379/15", "memory://", **OVERRIDES)).openapi())
+schema = schemathesis.openapi.from_dict(
+    create_app(api_settings("redis://127.0.0.1:6379/15", "memory://", **OVERRIDES)).openapi()
+)
 schema.config.generation.update(max_examples=MAX_EXAMPLES, deterministic=True, database="none")
 
 
@@ -79,8 +83,14 @@ def seed(url: str) -> Seeded:
     """A session holding one output and one queued job (the recording submitter never runs it)."""
     with httpx.Client(base_url=url, headers=AUTH, timeout=10) as client:
         session_id = client.post("/v1/sessions").raise_for_status().json()["id"]
-        handle = client.post(f"/v1/sessions/{session_id}/outputs", content=SEED_OUTPUT).raise_for_status().json()["handle"]
-        job = client.post("/v1/extractions", json={"handle": handle, "extract": "the ERROR line"}).raise_for_status().json()
+        handle = (
+            client.post(f"/v1/sessions/{session_id}/outputs", content=SEED_OUTPUT).raise_for_status().json()["handle"]
+        )
+        job = (
+            client.post("/v1/extractions", json={"handle": handle, "extract": "the ERROR line"})
+            .raise_for_status()
+            .json()
+        )
     return Seeded(session_id, handle, job["id"])
 
 
@@ -128,6 +138,11 @@ def test_the_fuzzed_schema_is_the_one_the_running_api_serves(fuzz_target: FuzzTa
     served = httpx.get(f"{fuzz_target.server.url}/openapi.json", timeout=10).json()
     assert served == schema.raw_schema
     operations = {f"{method.upper()} {path}" for path, item in served["paths"].items() for method in item}
-    every_router = {"POST /v1/sessions", "POST /v1/sessions/{session_id}/outputs", "GET /v1/outputs/{handle}/content",
-                    "POST /v1/extractions", "GET /readyz"}
+    every_router = {
+        "POST /v1/sessions",
+        "POST /v1/sessions/{session_id}/outputs",
+        "GET /v1/outputs/{handle}/content",
+        "POST /v1/extractions",
+        "GET /readyz",
+    }
     assert every_router <= operations, operations

@@ -18,7 +18,11 @@ def test_readyz_is_200_when_redis_blobs_and_a_worker_answer(api_server: ApiServe
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["status"] == "ready"
-    assert {name: check["ok"] for name, check in body["checks"].items()} == {"redis": True, "blob_store": True, "workers": True}
+    assert {name: check["ok"] for name, check in body["checks"].items()} == {
+        "redis": True,
+        "blob_store": True,
+        "workers": True,
+    }
 
 
 def test_readyz_is_503_when_no_worker_answers(api_server: ApiServer) -> None:
@@ -62,6 +66,12 @@ def test_openapi_docs_are_served(api_server: ApiServer) -> None:
     with api_server.client() as client:
         assert client.get("/docs").status_code == 200
         spec = client.get("/openapi.json").json()
-    assert {"/v1/sessions", "/v1/sessions/{session_id}/outputs", "/v1/extractions", "/v1/extractions/{job_id}", "/readyz"} <= set(spec["paths"])
+    assert {
+        "/v1/sessions",
+        "/v1/sessions/{session_id}/outputs",
+        "/v1/extractions",
+        "/v1/extractions/{job_id}",
+        "/readyz",
+    } <= set(spec["paths"])
     upload = spec["paths"]["/v1/sessions/{session_id}/outputs"]["post"]
     assert "text/plain" in upload["requestBody"]["content"]

@@ -45,12 +45,16 @@ def handle(client: httpx.Client) -> str:
     return client.post(f"/v1/sessions/{session}/outputs", content=OUTPUT).json()["handle"]
 
 
-def extraction(client: httpx.Client, handle: str, headers: dict[str, str], extract: str = "every ERROR line") -> httpx.Response:
+def extraction(
+    client: httpx.Client, handle: str, headers: dict[str, str], extract: str = "every ERROR line"
+) -> httpx.Response:
     return client.post("/v1/extractions", json={"handle": handle, "extract": extract}, headers=headers)
 
 
 # --- extractions ------------------------------------------------------------------------------
-def test_a_retried_extraction_replays_the_first_answer_and_queues_one_job(api_server: ApiServer, client: httpx.Client, handle: str) -> None:
+def test_a_retried_extraction_replays_the_first_answer_and_queues_one_job(
+    api_server: ApiServer, client: httpx.Client, handle: str
+) -> None:
     headers = key()
     first = extraction(client, handle, headers)
     assert first.status_code == 202 and first.headers["location"] == f"/v1/extractions/{first.json()['id']}"
@@ -63,7 +67,9 @@ def test_a_retried_extraction_replays_the_first_answer_and_queues_one_job(api_se
 def test_the_body_is_compared_as_json_not_as_bytes(client: httpx.Client, handle: str) -> None:
     headers = {**key(), "Content-Type": "application/json"}
     first = client.post("/v1/extractions", content=f'{{"handle": "{handle}", "extract": "errors"}}', headers=headers)
-    again = client.post("/v1/extractions", content=f'{{ "extract":"errors",\n "handle":"{handle}", "mode": "auto" }}', headers=headers)
+    again = client.post(
+        "/v1/extractions", content=f'{{ "extract":"errors",\n "handle":"{handle}", "mode": "auto" }}', headers=headers
+    )
     same_response(first, again)
 
 
@@ -78,7 +84,9 @@ def test_the_same_key_on_another_route_is_a_422(client: httpx.Client, handle: st
     headers = key()
     assert extraction(client, handle, headers).status_code == 202
     session = client.get(f"/v1/outputs/{handle}").json()["session_id"]
-    assert_error(client.post(f"/v1/sessions/{session}/outputs", content=OUTPUT, headers=headers), 422, "idempotency_key_reused")
+    assert_error(
+        client.post(f"/v1/sessions/{session}/outputs", content=OUTPUT, headers=headers), 422, "idempotency_key_reused"
+    )
 
 
 def test_without_a_key_every_request_creates_a_job(api_server: ApiServer, client: httpx.Client, handle: str) -> None:
@@ -161,8 +169,12 @@ def blob_files(api_server: ApiServer) -> list[Path]:
     return sorted(path for path in root.rglob("*") if path.is_file() and path.suffix not in {".tokidx", ".lines"})
 
 
-def upload(client: httpx.Client, session: str, headers: dict[str, str], content: bytes = OUTPUT, **params: Any) -> httpx.Response:
-    return client.post(f"/v1/sessions/{session}/outputs", content=content, headers={"X-Tool-Name": "logs", **headers}, params=params)
+def upload(
+    client: httpx.Client, session: str, headers: dict[str, str], content: bytes = OUTPUT, **params: Any
+) -> httpx.Response:
+    return client.post(
+        f"/v1/sessions/{session}/outputs", content=content, headers={"X-Tool-Name": "logs", **headers}, params=params
+    )
 
 
 def test_a_replayed_upload_stores_nothing_new(api_server: ApiServer, client: httpx.Client) -> None:
@@ -177,13 +189,26 @@ def test_a_replayed_upload_stores_nothing_new(api_server: ApiServer, client: htt
 
 @pytest.mark.parametrize(
     "change",
-    [{"content": OUTPUT + b"!"}, {"headers": {"X-Tool-Name": "other-tool"}}, {"headers": {"X-Tool-Args": '{"n": 1}'}}, {"params": {"store": "if_oversized"}}],
+    [
+        {"content": OUTPUT + b"!"},
+        {"headers": {"X-Tool-Name": "other-tool"}},
+        {"headers": {"X-Tool-Args": '{"n": 1}'}},
+        {"params": {"store": "if_oversized"}},
+    ],
     ids=["body", "tool name", "tool args", "store policy"],
 )
-def test_an_upload_with_the_same_key_but_another_request_is_a_422(api_server: ApiServer, client: httpx.Client, change: dict[str, Any]) -> None:
+def test_an_upload_with_the_same_key_but_another_request_is_a_422(
+    api_server: ApiServer, client: httpx.Client, change: dict[str, Any]
+) -> None:
     session, headers = client.post("/v1/sessions").json()["id"], key()
     assert upload(client, session, headers).status_code == 201
-    response = upload(client, session, {**headers, **change.get("headers", {})}, change.get("content", OUTPUT), **change.get("params", {}))
+    response = upload(
+        client,
+        session,
+        {**headers, **change.get("headers", {})},
+        change.get("content", OUTPUT),
+        **change.get("params", {}),
+    )
     assert_error(response, 422, "idempotency_key_reused")
     assert len(blob_files(api_server)) == 1
 
@@ -196,9 +221,15 @@ def test_an_inline_answer_is_replayed_too(client: httpx.Client) -> None:
 
 
 # --- the header itself ------------------------------------------------------------------------
-@pytest.mark.parametrize("value", ["k" * 256, "has space", "tab\there", "", "caf\u00e9"], ids=["too long", "space", "tab", "empty", "non-ascii"])
+@pytest.mark.parametrize(
+    "value",
+    ["k" * 256, "has space", "tab\there", "", "caf\u00e9"],
+    ids=["too long", "space", "tab", "empty", "non-ascii"],
+)
 def test_a_malformed_idempotency_key_is_a_422(client: httpx.Client, handle: str, value: str) -> None:
-    response = client.post("/v1/extractions", json={"handle": handle, "extract": "x"}, headers={"Idempotency-Key": value.encode("utf-8")})
+    response = client.post(
+        "/v1/extractions", json={"handle": handle, "extract": "x"}, headers={"Idempotency-Key": value.encode("utf-8")}
+    )
     error = assert_error(response, 422, "validation_error")
     assert error["details"]["errors"][0]["loc"][:2] == ["header", "Idempotency-Key"]
 

@@ -32,7 +32,12 @@ def test_spool_measures_across_batches(tmp_path: Path) -> None:
     spooled = run_spool(tmp_path, blocks(*parts))
     data = b"".join(parts)
     assert spooled.path.read_bytes() == data
-    assert (spooled.size, spooled.measured.stats.sha256, spooled.measured.stats.lines, spooled.lines.lines) == (len(data), hashlib.sha256(data).hexdigest(), 3, 3)
+    assert (spooled.size, spooled.measured.stats.sha256, spooled.measured.stats.lines, spooled.lines.lines) == (
+        len(data),
+        hashlib.sha256(data).hexdigest(),
+        3,
+        3,
+    )
     spooled.path.unlink()
 
 

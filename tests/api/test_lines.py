@@ -50,7 +50,9 @@ def line_at_byte(data: bytes, pos: int) -> int:
 def store(client: httpx.Client, data: bytes) -> str:
     session = client.post("/v1/sessions")
     assert session.status_code == 201, session.text
-    response = client.post(f"/v1/sessions/{session.json()['id']}/outputs", content=data, headers={"X-Tool-Name": "logs"})
+    response = client.post(
+        f"/v1/sessions/{session.json()['id']}/outputs", content=data, headers={"X-Tool-Name": "logs"}
+    )
     assert response.status_code == 201, response.text
     return response.json()["handle"]
 
@@ -97,8 +99,15 @@ def test_read_numbers_lines_at_the_start_middle_and_end_of_a_multi_block_output(
 
         big = read(client, handle, offset=middle - 5000, limit=10_000)  # one window over two block boundaries
         shown = big["text"].split("\n")
-        assert len(shown) == 10_000 and shown[0] == row(middle - 5000, lines[middle - 5001]) and shown[-1] == row(middle + 4999, lines[middle + 4998])
-        assert big["note"] == f"Showing lines {middle - 5000}-{middle + 4999} of {total}. Use offset={middle + 5000} to read more."
+        assert (
+            len(shown) == 10_000
+            and shown[0] == row(middle - 5000, lines[middle - 5001])
+            and shown[-1] == row(middle + 4999, lines[middle + 4998])
+        )
+        assert (
+            big["note"]
+            == f"Showing lines {middle - 5000}-{middle + 4999} of {total}. Use offset={middle + 5000} to read more."
+        )
 
         text = client.get(f"/v1/outputs/{handle}/lines", params={"offset": total})
         assert text.headers["content-type"] == "text/plain; charset=utf-8"
@@ -106,12 +115,16 @@ def test_read_numbers_lines_at_the_start_middle_and_end_of_a_multi_block_output(
 
         past = read(client, handle, offset=total + 1)
         assert (past["text"], past["truncated"]) == ("", False)
-        assert past["note"] == f"Offset {total + 1} is past the end: the output has {total} lines (use offset 1-{total})."
+        assert (
+            past["note"] == f"Offset {total + 1} is past the end: the output has {total} lines (use offset 1-{total})."
+        )
         past_text = client.get(f"/v1/outputs/{handle}/lines", params={"offset": total + 10})
         assert past_text.status_code == 200 and past_text.text.startswith(f"Offset {total + 10} is past the end")
 
 
-def test_grep_numbers_matches_at_the_start_middle_and_end_of_a_multi_block_output(small_block_server: ApiServer) -> None:
+def test_grep_numbers_matches_at_the_start_middle_and_end_of_a_multi_block_output(
+    small_block_server: ApiServer,
+) -> None:
     data, lines = numbered_doc(3 * MiB)
     total = len(lines)
     targets = [1, line_at_byte(data, MiB), line_at_byte(data, 2 * MiB), total]
@@ -119,7 +132,9 @@ def test_grep_numbers_matches_at_the_start_middle_and_end_of_a_multi_block_outpu
         handle = store(client, data)
         for n in targets:
             body = grep(client, handle, f"L{n:06d}|", before=1, after=1)
-            expected = [row(m, lines[m - 1], "-" if m != n else ":") for m in range(max(1, n - 1), min(total, n + 1) + 1)]
+            expected = [
+                row(m, lines[m - 1], "-" if m != n else ":") for m in range(max(1, n - 1), min(total, n + 1) + 1)
+            ]
             assert body["text"] == "\n".join(expected)
             assert (body["matches"], body["lines_scanned"], body["truncated"]) == (1, total, False)
 
@@ -169,7 +184,9 @@ def test_max_matches_stops_early_with_a_note(store_server: ApiServer) -> None:
     with store_server.client() as client:
         handle = store(client, doc.encode())
         body = grep(client, handle, "hit", max_matches=3, after=1)
-        assert body["text"] == "\n".join([row(1, "hit 1", ":"), row(2, "hit 2", ":"), row(3, "hit 3", ":"), row(4, "hit 4", "-")])
+        assert body["text"] == "\n".join(
+            [row(1, "hit 1", ":"), row(2, "hit 2", ":"), row(3, "hit 3", ":"), row(4, "hit 4", "-")]
+        )
         assert (body["matches"], body["truncated"]) == (3, True)
         assert body["note"].startswith("Stopped after 3 matching lines (max_matches); the last is line 3")
         assert grep(client, handle, "hit", max_matches=10_000)["matches"] == 50
@@ -232,7 +249,9 @@ def test_a_catastrophic_backtracking_regex_answers_in_linear_time(store_server: 
     ("pattern", "construct"),
     [(r"(a)\1", "backreferences"), ("(?=a)b", "lookahead"), ("(?<!a)b", "negative lookbehind"), ("a++", "possessive")],
 )
-def test_unsupported_regex_syntax_is_a_400_naming_re2_and_the_construct(store_server: ApiServer, pattern: str, construct: str) -> None:
+def test_unsupported_regex_syntax_is_a_400_naming_re2_and_the_construct(
+    store_server: ApiServer, pattern: str, construct: str
+) -> None:
     with store_server.client() as client:
         handle = store(client, b"aa\n")
         response = client.get(f"/v1/outputs/{handle}/grep", params={"pattern": pattern, "regex": "true"})
@@ -274,7 +293,9 @@ def test_the_same_pattern_without_regex_is_a_plain_search(client: TestClient) ->
         ("grep", {"pattern": "x", "offset": 1}, "query.offset"),
     ],
 )
-def test_bad_parameters_are_422_before_the_handle_is_looked_up(client: TestClient, path: str, params: Any, loc: str) -> None:
+def test_bad_parameters_are_422_before_the_handle_is_looked_up(
+    client: TestClient, path: str, params: Any, loc: str
+) -> None:
     """A well-formed handle that does not exist: a 422 (not 404) proves validation comes first."""
     error = assert_error(client.get(f"/v1/outputs/{NOWHERE}/{path}", params=params), 422, "validation_error")
     assert error["message"].startswith(f"{loc}:"), error
@@ -335,7 +356,10 @@ def test_the_sdk_read_and_grep_speak_these_routes(store_server: ApiServer) -> No
     with ToolOutClient(store_server.url) as sdk:
         session = sdk.create_session()
         handle = sdk.store(session, b"first\nsecond ERROR\nthird\n")["handle"]
-        assert sdk.read(handle, offset=2, limit=1) == row(2, "second ERROR") + "\n\nShowing lines 2-2 of 3. Use offset=3 to read more."
+        assert (
+            sdk.read(handle, offset=2, limit=1)
+            == row(2, "second ERROR") + "\n\nShowing lines 2-2 of 3. Use offset=3 to read more."
+        )
         assert sdk.grep(handle, "error", ignore_case=True, before=1, regex=None, after=None) == (
             f"{row(1, 'first', '-')}\n{row(2, 'second ERROR', ':')}\n\n1 matching line(s) for 'error' in 3 lines."
         )
@@ -345,7 +369,9 @@ def test_the_sdk_read_and_grep_speak_these_routes(store_server: ApiServer) -> No
 
 
 @pytest.mark.parametrize(("method", "path"), [("read", "lines"), ("grep", "grep?pattern=x")])
-def test_a_slow_read_or_grep_does_not_block_other_requests(api_server: ApiServer, monkeypatch: pytest.MonkeyPatch, method: str, path: str) -> None:
+def test_a_slow_read_or_grep_does_not_block_other_requests(
+    api_server: ApiServer, monkeypatch: pytest.MonkeyPatch, method: str, path: str
+) -> None:
     """The routes are sync, so FastAPI runs them in its threadpool: while one is stuck on the blob
     store, the event loop still answers. An `async def` route would hold the loop and `/healthz` would wait.
     """

@@ -30,7 +30,9 @@ def test_every_documented_error_has_the_error_shape_schema(openapi: dict[str, An
     for method, path, op in operations(openapi):
         for status, response in op["responses"].items():
             if status.startswith(("4", "5")) and "content" in response and "application/json" in response["content"]:
-                assert response["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}, (method, path, status)
+                assert response["content"]["application/json"]["schema"] == {
+                    "$ref": "#/components/schemas/ErrorBody"
+                }, (method, path, status)
     body = openapi["components"]["schemas"]["ErrorBody"]
     assert body["required"] == ["error"]
     assert set(openapi["components"]["schemas"]["ErrorDetail"]["required"]) == {"code", "message", "details"}

@@ -60,7 +60,11 @@ def nothing_stored_under(server: ApiServer, session: str) -> bool:
 
 def test_a_streamed_multi_megabyte_upload_is_measured_and_stored(store_server: ApiServer) -> None:
     data = log_lines(6 * MiB)
-    headers = {"X-Tool-Name": "fetch_logs", "X-Tool-Args": '{"service": "api", "since": "1h"}', "Content-Type": "text/plain"}
+    headers = {
+        "X-Tool-Name": "fetch_logs",
+        "X-Tool-Args": '{"service": "api", "since": "1h"}',
+        "Content-Type": "text/plain",
+    }
     with store_server.client() as client:
         session = new_session(client)
         response = client.post(f"/v1/sessions/{session}/outputs", content=chunked(data), headers=headers)
@@ -74,10 +78,16 @@ def test_a_streamed_multi_megabyte_upload_is_measured_and_stored(store_server: A
         assert body["avg_line_bytes"] == pytest.approx(len(data) / body["lines"])
         assert (body["invalid_utf8"], body["oversized"], body["stored"]) == (False, True, True)
         handle = body["handle"]
-        assert body["message"] == SEED_TOO_LARGE.format(bytes=len(data), lines=body["lines"], tokens=body["tokens"], handle=handle)
+        assert body["message"] == SEED_TOO_LARGE.format(
+            bytes=len(data), lines=body["lines"], tokens=body["tokens"], handle=handle
+        )
 
         meta = client.get(f"/v1/outputs/{handle}").json()
-        assert (meta["tool_name"], meta["tool_args"], meta["session_id"]) == ("fetch_logs", headers["X-Tool-Args"], session)
+        assert (meta["tool_name"], meta["tool_args"], meta["session_id"]) == (
+            "fetch_logs",
+            headers["X-Tool-Args"],
+            session,
+        )
         assert meta["sha256"] == body["sha256"]
         content = client.get(f"/v1/outputs/{handle}/content")
         assert content.status_code == 200 and content.headers["accept-ranges"] == "bytes"
@@ -96,7 +106,9 @@ def test_query_parameters_carry_the_tool_metadata(store_server: ApiServer) -> No
     with store_server.client() as client:
         session = new_session(client)
         params = {"tool_name": "search", "tool_args": '{"q": "café"}'}
-        handle = client.post(f"/v1/sessions/{session}/outputs", content=b"\xff\xfebinary-ish\n", params=params).json()["handle"]
+        handle = client.post(f"/v1/sessions/{session}/outputs", content=b"\xff\xfebinary-ish\n", params=params).json()[
+            "handle"
+        ]
         meta = client.get(f"/v1/outputs/{handle}").json()
     assert (meta["tool_name"], meta["tool_args"], meta["invalid_utf8"]) == ("search", '{"q": "café"}', True)
 
@@ -106,7 +118,9 @@ def test_store_if_oversized_returns_small_outputs_inline_and_stores_nothing(stor
     before = spool_files(store_server)
     with store_server.client() as client:
         session = new_session(client)
-        response = client.post(f"/v1/sessions/{session}/outputs", content=text.encode(), params={"store": "if_oversized"})
+        response = client.post(
+            f"/v1/sessions/{session}/outputs", content=text.encode(), params={"store": "if_oversized"}
+        )
         assert response.status_code == 200, response.text
         body = response.json()
         assert (body["stored"], body["oversized"], body["content"], body["lines"]) == (False, False, text, 2)
@@ -119,7 +133,9 @@ def test_store_if_oversized_returns_small_outputs_inline_and_stores_nothing(stor
 
 
 @pytest.mark.parametrize("declare_length", [True, False], ids=["content-length", "streamed"])
-def test_an_upload_over_the_limit_is_413_and_stores_nothing(start_server: Callable[..., ApiServer], declare_length: bool) -> None:
+def test_an_upload_over_the_limit_is_413_and_stores_nothing(
+    start_server: Callable[..., ApiServer], declare_length: bool
+) -> None:
     server = start_server(max_upload_bytes=MiB)
     data = log_lines(MiB + 1)
     before = spool_files(server)
@@ -140,9 +156,19 @@ def test_an_upload_over_the_limit_is_413_and_stores_nothing(start_server: Callab
 def test_ranges_serve_partial_content(store_server: ApiServer) -> None:
     data = bytes(range(256)) * 40  # 10 240 bytes, every offset distinguishable
     with store_server.client() as client:
-        handle = client.post(f"/v1/sessions/{new_session(client)}/outputs", content=data, headers={"Content-Type": "application/octet-stream"}).json()["handle"]
+        handle = client.post(
+            f"/v1/sessions/{new_session(client)}/outputs",
+            content=data,
+            headers={"Content-Type": "application/octet-stream"},
+        ).json()["handle"]
         url = f"/v1/outputs/{handle}/content"
-        for header, start, end in [("bytes=0-99", 0, 100), ("bytes=5000-5999", 5000, 6000), ("bytes=10000-", 10000, 10240), ("bytes=-40", 10200, 10240), ("bytes=10200-99999", 10200, 10240)]:
+        for header, start, end in [
+            ("bytes=0-99", 0, 100),
+            ("bytes=5000-5999", 5000, 6000),
+            ("bytes=10000-", 10000, 10240),
+            ("bytes=-40", 10200, 10240),
+            ("bytes=10200-99999", 10200, 10240),
+        ]:
             response = client.get(url, headers={"Range": header})
             assert response.status_code == 206, (header, response.text)
             assert response.content == data[start:end], header
@@ -152,7 +178,11 @@ def test_ranges_serve_partial_content(store_server: ApiServer) -> None:
         assert_error(response, 416, "range_not_satisfiable")
         assert response.headers["content-range"] == f"bytes */{len(data)}"
         whole = client.get(url, headers={"Range": "bytes=9-2"})
-        assert (whole.status_code, whole.content, whole.headers["content-type"]) == (200, data, "application/octet-stream")
+        assert (whole.status_code, whole.content, whole.headers["content-type"]) == (
+            200,
+            data,
+            "application/octet-stream",
+        )
 
 
 def test_deleting_an_output_removes_blobs_and_record(store_server: ApiServer) -> None:

@@ -31,14 +31,18 @@ def blob_keys(session: str, handle: str) -> list[str]:
     return [key, f"{key}.tokidx", f"{key}.lines"]
 
 
-def session_state(server: ApiServer, redis_client: Any, session: str, handles: list[str], jobs: list[str]) -> dict[str, bool]:
+def session_state(
+    server: ApiServer, redis_client: Any, session: str, handles: list[str], jobs: list[str]
+) -> dict[str, bool]:
     """Which of the session's traces still exist: blobs, output records, job records, the session."""
     blobs = server.services.blobs
     return {
         "blobs": any(blobs.exists(key) for handle in handles for key in blob_keys(session, handle)),
         "outputs": any(redis_client.exists(keys.output(handle)) for handle in handles),
         "jobs": any(redis_client.exists(keys.job(job)) for job in jobs),
-        "session": bool(redis_client.exists(keys.session(session)) or redis_client.zscore(keys.SESSIONS_BY_LAST_USE, session)),
+        "session": bool(
+            redis_client.exists(keys.session(session)) or redis_client.zscore(keys.SESSIONS_BY_LAST_USE, session)
+        ),
     }
 
 
@@ -108,5 +112,7 @@ def test_the_background_sweeper_runs_on_its_own(start_server: Callable[..., ApiS
         session = client.post("/v1/sessions").json()["id"]
         handle = upload(client, session)
         assert wait_until(lambda: client.get(f"/v1/sessions/{session}").status_code == 404, timeout=0.5) is False
-        assert wait_until(lambda: not server.services.blobs.exists(blob_keys(session, handle)[0]), timeout=5, interval=0.2)
+        assert wait_until(
+            lambda: not server.services.blobs.exists(blob_keys(session, handle)[0]), timeout=5, interval=0.2
+        )
     assert session_state(server, redis_client, session, [handle], []) == GONE

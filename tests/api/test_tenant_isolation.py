@@ -45,7 +45,14 @@ class Op:
 
     def send(self, client: httpx.Client, target: str) -> httpx.Response:
         json = {"handle": target, "extract": "every ERROR line"} if self.body else None
-        return client.request(self.method, self.path.format(id=target), params=self.params, content=self.content, json=json, headers=self.headers)
+        return client.request(
+            self.method,
+            self.path.format(id=target),
+            params=self.params,
+            content=self.content,
+            json=json,
+            headers=self.headers,
+        )
 
 
 OPS = [
@@ -70,7 +77,9 @@ OPS = [
 def owned(api_server: ApiServer) -> Owned:
     with api_server.client(headers=bearer(KEY_A)) as a:
         session = a.post("/v1/sessions").json()["id"]
-        handle = a.post(f"/v1/sessions/{session}/outputs", content=OUTPUT, headers={"X-Tool-Name": "logs"}).json()["handle"]
+        handle = a.post(f"/v1/sessions/{session}/outputs", content=OUTPUT, headers={"X-Tool-Name": "logs"}).json()[
+            "handle"
+        ]
         job = a.post("/v1/extractions", json={"handle": handle, "extract": "every ERROR line"}).json()["id"]
     return Owned(session, handle, job)
 
@@ -81,7 +90,9 @@ def masked(response: httpx.Response, target: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("op", OPS, ids=[op.name for op in OPS])
-def test_another_tenants_object_is_indistinguishable_from_an_unknown_one(api_server: ApiServer, owned: Owned, op: Op) -> None:
+def test_another_tenants_object_is_indistinguishable_from_an_unknown_one(
+    api_server: ApiServer, owned: Owned, op: Op
+) -> None:
     target, unknown = getattr(owned, op.kind), str(uuid.uuid4())
     with api_server.client(headers=bearer(KEY_B)) as b:
         foreign, missing = op.send(b, target), op.send(b, unknown)
@@ -102,7 +113,12 @@ def test_tenant_b_changes_nothing_and_tenant_a_still_has_everything(api_server: 
         assert a.get(f"/v1/sessions/{owned.session}").json()["outputs"] == [owned.handle]
         assert a.get(f"/v1/outputs/{owned.handle}/content").content == OUTPUT
         assert "ERROR disk full on /var" in a.get(f"/v1/outputs/{owned.handle}/lines").text
-        assert a.get(f"/v1/outputs/{owned.handle}/grep", params={"pattern": "ERROR"}, headers={"Accept": "application/json"}).json()["matches"] == 2
+        assert (
+            a.get(
+                f"/v1/outputs/{owned.handle}/grep", params={"pattern": "ERROR"}, headers={"Accept": "application/json"}
+            ).json()["matches"]
+            == 2
+        )
         assert [job["id"] for job in a.get(f"/v1/sessions/{owned.session}/extractions").json()["items"]] == [owned.job]
         assert a.get(f"/v1/extractions/{owned.job}").json()["status"] == "queued"
         assert a.post("/v1/extractions", json={"handle": owned.handle, "extract": "again"}).status_code == 202

@@ -64,8 +64,14 @@ MAX_TOOL_NAME_CHARS = 256
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
 ID_NAMES = {"session_id", "handle", "job_id"}
-NAMED_FIELDS = {"x-tool-name": "tool_name", "tool_name": "tool_name", "x-tool-args": "tool_args", "tool_args": "tool_args",
-                "range": "range", "idempotency-key": "idempotency_key"}
+NAMED_FIELDS = {
+    "x-tool-name": "tool_name",
+    "tool_name": "tool_name",
+    "x-tool-args": "tool_args",
+    "tool_args": "tool_args",
+    "range": "range",
+    "idempotency-key": "idempotency_key",
+}
 REQUIRED_QUERY = {"pattern": "ERROR"}
 
 
@@ -99,7 +105,11 @@ def fields_of(openapi: dict[str, Any]) -> list[Field]:
             body = content.get("application/json", {}).get("schema", {})
             ref = body.get("$ref", "").rsplit("/", 1)[-1]
             properties = openapi["components"]["schemas"].get(ref, {}).get("properties", {}) if ref else {}
-            found.extend(Field(method.upper(), path, "body", name, "id", raw) for name in properties if name in ID_NAMES or name.endswith("_id"))
+            found.extend(
+                Field(method.upper(), path, "body", name, "id", raw)
+                for name in properties
+                if name in ID_NAMES or name.endswith("_id")
+            )
     return found
 
 
@@ -143,8 +153,14 @@ def target(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     with serve_api(api_settings(redis_url, f"file://{blob_root}", **OVERRIDES)) as server:
         with httpx.Client(base_url=server.url, headers=AUTH, timeout=10) as client:
             session_id = client.post("/v1/sessions").raise_for_status().json()["id"]
-            handle = client.post(f"/v1/sessions/{session_id}/outputs", content=CONTENT).raise_for_status().json()["handle"]
-            job_id = client.post("/v1/extractions", json={"handle": handle, "extract": "the ERROR line"}).raise_for_status().json()["id"]
+            handle = (
+                client.post(f"/v1/sessions/{session_id}/outputs", content=CONTENT).raise_for_status().json()["handle"]
+            )
+            job_id = (
+                client.post("/v1/extractions", json={"handle": handle, "extract": "the ERROR line"})
+                .raise_for_status()
+                .json()["id"]
+            )
         yield Target(server, root, blob_root, session_id, handle, job_id)
     redis.Redis.from_url(redis_url).flushdb()
 
@@ -160,13 +176,21 @@ def outside_the_blob_root(target: Target) -> dict[str, tuple[int, int, str]]:
         for name in files:
             path = Path(folder, name)
             info = path.stat()
-            seen[str(path.relative_to(target.root))] = (info.st_size, info.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+            seen[str(path.relative_to(target.root))] = (
+                info.st_size,
+                info.st_mtime_ns,
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+            )
     return seen
 
 
 def unexpected_blobs(target: Target) -> list[str]:
     entries = [Path(folder, name) for folder, dirs, files in os.walk(target.blob_root) for name in [*dirs, *files]]
-    return [str(p.relative_to(target.blob_root)) for p in entries if not BLOB_KEY.fullmatch(p.relative_to(target.blob_root).as_posix())]
+    return [
+        str(p.relative_to(target.blob_root))
+        for p in entries
+        if not BLOB_KEY.fullmatch(p.relative_to(target.blob_root).as_posix())
+    ]
 
 
 # --- one raw request --------------------------------------------------------------------------
@@ -180,11 +204,18 @@ class Answer:
         return json.loads(self.body)
 
 
-def send(target: Target, method: str, request_target: str, headers: list[tuple[bytes, bytes]], body: bytes = b"") -> Answer:
+def send(
+    target: Target, method: str, request_target: str, headers: list[tuple[bytes, bytes]], body: bytes = b""
+) -> Answer:
     """Exactly these bytes on the wire (no normalisation, no client-side validation)."""
     host, port = target.address
-    head = [f"{method} {request_target} HTTP/1.1".encode(), f"Host: {host}:{port}".encode(), b"Connection: close",
-            f"Content-Length: {len(body)}".encode(), *(name + b": " + value for name, value in headers)]
+    head = [
+        f"{method} {request_target} HTTP/1.1".encode(),
+        f"Host: {host}:{port}".encode(),
+        b"Connection: close",
+        f"Content-Length: {len(body)}".encode(),
+        *(name + b": " + value for name, value in headers),
+    ]
     with socket.create_connection((host, port), timeout=15) as sock:
         sock.sendall(b"\r\n".join(head) + b"\r\n\r\n" + body)
         response = http.client.HTTPResponse(sock, method=method)
@@ -225,7 +256,11 @@ def request_for(field: Field, payload: str, target: Target) -> tuple[str, str, l
 
 # --- the expectations -------------------------------------------------------------------------
 def assert_error_shape(answer: Answer) -> None:
-    assert answer.headers.get("content-type", "").startswith("application/json"), (answer.status, answer.headers, answer.body[:300])
+    assert answer.headers.get("content-type", "").startswith("application/json"), (
+        answer.status,
+        answer.headers,
+        answer.body[:300],
+    )
     body = answer.json()
     assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "details"}, body
 
@@ -252,35 +287,52 @@ def check(field: Field, payload: str, answer: Answer, target: Target) -> None:
             assert_error_shape(answer)
         else:
             assert answer.status == 201, (answer.status, answer.body[:300])
-            meta = httpx.get(f"{target.server.url}/v1/outputs/{answer.json()['handle']}", headers=AUTH, timeout=10).json()
+            meta = httpx.get(
+                f"{target.server.url}/v1/outputs/{answer.json()['handle']}", headers=AUTH, timeout=10
+            ).json()
             assert meta["tool_name"] == payload.strip()
     elif field.kind == "range":
         assert (answer.status, answer.body) == (200, CONTENT)
     elif field.kind == "idempotency_key":
         if IDEMPOTENCY_KEY.fullmatch(payload):  # opaque: used once, or already used by the other route's case
-            assert 200 <= answer.status < 300 or (answer.status == 422 and answer.json()["error"]["code"] == "idempotency_key_reused"), answer
+            assert 200 <= answer.status < 300 or (
+                answer.status == 422 and answer.json()["error"]["code"] == "idempotency_key_reused"
+            ), answer
         else:
             assert answer.status == 422, (answer.status, answer.body[:300])
             assert_error_shape(answer)
 
 
 @pytest.mark.parametrize(("field", "payload"), list(cases()))
-def test_a_traversal_payload_is_refused_or_inert_and_touches_nothing(target: Target, field: Field, payload: str) -> None:
+def test_a_traversal_payload_is_refused_or_inert_and_touches_nothing(
+    target: Target, field: Field, payload: str
+) -> None:
     before = outside_the_blob_root(target)
     answer = send(target, *request_for(field, payload, target))
     assert answer.status < 500, (answer.status, answer.body[:300])
     check(field, payload, answer, target)
     assert outside_the_blob_root(target) == before
     assert unexpected_blobs(target) == []
-    for sentinel in (target.root / "etc" / "passwd", target.root / "var" / "etc" / "passwd", target.root / "var" / "sentinel"):
+    for sentinel in (
+        target.root / "etc" / "passwd",
+        target.root / "var" / "etc" / "passwd",
+        target.root / "var" / "sentinel",
+    ):
         assert sentinel.read_bytes() == SENTINEL
 
 
 def test_every_kind_of_field_is_covered() -> None:
     """The discovery above found what the API has today (Idempotency-Key only once it exists)."""
     kinds = {(f.location, f.kind) for f in FIELDS}
-    assert {("path", "id"), ("body", "id"), ("header", "tool_name"), ("query", "tool_name"), ("header", "tool_args"),
-            ("query", "tool_args"), ("header", "range")} <= kinds, kinds
+    assert {
+        ("path", "id"),
+        ("body", "id"),
+        ("header", "tool_name"),
+        ("query", "tool_name"),
+        ("header", "tool_args"),
+        ("query", "tool_args"),
+        ("header", "range"),
+    } <= kinds, kinds
     path_ops = {(f.method, f.path) for f in FIELDS if f.location == "path"}
     assert len(path_ops) >= 11, path_ops
 

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from extraction.results import unknown_handle_text
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobStatus
-from tests.fixtures.api_server import api_settings, assert_error, build_test_app, RecordingSubmitter, WorkerPingStub
+from tests.fixtures.api_server import RecordingSubmitter, WorkerPingStub, api_settings, assert_error, build_test_app
 
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 
@@ -68,10 +68,19 @@ def test_bad_extraction_bodies_are_422(client: TestClient, body: dict[str, Any])
 
 @pytest.mark.parametrize(
     ("content", "content_type"),
-    [(b'{"handle": ', "application/json"), (b"not json at all", "application/json"), (b"[1, 2]", "application/json"), (b"", "application/json"), (b'{"handle": "x"}', "text/plain"), (b"\xff\xfe", "application/json")],
+    [
+        (b'{"handle": ', "application/json"),
+        (b"not json at all", "application/json"),
+        (b"[1, 2]", "application/json"),
+        (b"", "application/json"),
+        (b'{"handle": "x"}', "text/plain"),
+        (b"\xff\xfe", "application/json"),
+    ],
 )
 def test_malformed_json_bodies_are_422(client: TestClient, content: bytes, content_type: str) -> None:
-    assert_error(client.post("/v1/extractions", content=content, headers={"content-type": content_type}), 422, "validation_error")
+    assert_error(
+        client.post("/v1/extractions", content=content, headers={"content-type": content_type}), 422, "validation_error"
+    )
 
 
 def test_too_long_extract_names_the_field(client: TestClient) -> None:
@@ -154,7 +163,9 @@ def test_garbage_range_headers_serve_the_whole_output(client: TestClient) -> Non
     for header in [b"bytes=9-3", b"bytes=abc", b"pages=1-2", b"bytes=0-1,4-5", "bytes=é-".encode(), b"\xff"]:
         response = client.get(f"/v1/outputs/{handle}/content", headers={"Range": header})
         assert (response.status_code, response.content) == (200, b"0123456789"), header
-    assert_error(client.get(f"/v1/outputs/{handle}/content", headers={"Range": "bytes=10-"}), 416, "range_not_satisfiable")
+    assert_error(
+        client.get(f"/v1/outputs/{handle}/content", headers={"Range": "bytes=10-"}), 416, "range_not_satisfiable"
+    )
 
 
 # --- backends ---------------------------------------------------------------------------------

@@ -16,7 +16,10 @@ START = [{"role": "system", "content": "sys"}, {"role": "user", "content": "go"}
 
 def grep_call(i: int = 0, handle: str = "file-1") -> LLMReply:
     args = json.dumps({"handle": handle, "pattern": "ERROR"})
-    return LLMReply(tool_calls=[ToolCall(id=f"c{i}", name="Grep", arguments=args)], usage=Usage(calls=1, input_tokens=50, output_tokens=5))
+    return LLMReply(
+        tool_calls=[ToolCall(id=f"c{i}", name="Grep", arguments=args)],
+        usage=Usage(calls=1, input_tokens=50, output_tokens=5),
+    )
 
 
 def final(text: str = "line 7: ERROR pool exhausted") -> LLMReply:
@@ -61,15 +64,27 @@ def test_bad_json_arguments_are_reported_to_the_model() -> None:
 
 
 def test_turn_limit_is_a_failure() -> None:
-    outcome = run_agent(ScriptedLLM(lambda m, t: grep_call()), START, tools=[], execute=executor([]), nonce=NONCE,
-                        bounds=AgentBounds(max_turns=3))
+    outcome = run_agent(
+        ScriptedLLM(lambda m, t: grep_call()),
+        START,
+        tools=[],
+        execute=executor([]),
+        nonce=NONCE,
+        bounds=AgentBounds(max_turns=3),
+    )
     assert outcome.report is None and outcome.turns == 3
     assert outcome.failure == "turn limit reached (3 turns) without a final report"
 
 
 def test_token_budget_is_a_failure() -> None:
-    outcome = run_agent(ScriptedLLM(lambda m, t: grep_call()), START, tools=[], execute=executor([]), nonce=NONCE,
-                        bounds=AgentBounds(max_total_tokens=120))
+    outcome = run_agent(
+        ScriptedLLM(lambda m, t: grep_call()),
+        START,
+        tools=[],
+        execute=executor([]),
+        nonce=NONCE,
+        bounds=AgentBounds(max_total_tokens=120),
+    )
     assert outcome.turns == 3 and outcome.failure.startswith("token budget exhausted (165 > 120 tokens)")
 
 
@@ -81,10 +96,16 @@ def test_stopping_without_the_wrapper_or_with_a_forged_nonce_is_a_failure() -> N
 
 
 def test_extra_tool_calls_in_one_turn_are_refused() -> None:
-    many = LLMReply(tool_calls=[ToolCall(id=f"c{i}", name="Grep", arguments='{"handle": "file-1", "pattern": "x"}') for i in range(4)])
+    many = LLMReply(
+        tool_calls=[
+            ToolCall(id=f"c{i}", name="Grep", arguments='{"handle": "file-1", "pattern": "x"}') for i in range(4)
+        ]
+    )
     ran: list = []
     llm = ScriptedLLM([many, final()])
-    outcome = run_agent(llm, START, tools=[], execute=executor(ran), nonce=NONCE, bounds=AgentBounds(max_tool_calls_per_turn=2))
+    outcome = run_agent(
+        llm, START, tools=[], execute=executor(ran), nonce=NONCE, bounds=AgentBounds(max_tool_calls_per_turn=2)
+    )
     answers = [m["content"] for m in llm.calls[1]["messages"] if m["role"] == "tool"]
     assert len(ran) == 2 and outcome.tool_calls == 2
     assert answers[2:] == ["Error: not run — at most 2 tool calls per turn."] * 2
@@ -92,5 +113,7 @@ def test_extra_tool_calls_in_one_turn_are_refused() -> None:
 
 def test_cancel_stops_the_loop_before_the_next_call() -> None:
     llm = ScriptedLLM(lambda m, t: grep_call())
-    outcome = run_agent(llm, START, tools=[], execute=executor([]), nonce=NONCE, should_stop=lambda: len(llm.calls) >= 2)
+    outcome = run_agent(
+        llm, START, tools=[], execute=executor([]), nonce=NONCE, should_stop=lambda: len(llm.calls) >= 2
+    )
     assert len(llm.calls) == 2 and outcome.failure == "the job was canceled"

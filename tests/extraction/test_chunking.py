@@ -10,13 +10,27 @@ from extraction.stats import PIECE_BYTES, measure
 from extraction.tokens import get_encoding
 
 ENCODING = get_encoding("o200k_base")
-MULTILINE = ["word ", "other words ", "\n", "é", "日本語", "😀", '{"k": [1, 2]}', "\t", "12345 ", "x\n", "long-ish sentence here. "]
+MULTILINE = [
+    "word ",
+    "other words ",
+    "\n",
+    "é",
+    "日本語",
+    "😀",
+    '{"k": [1, 2]}',
+    "\t",
+    "12345 ",
+    "x\n",
+    "long-ish sentence here. ",
+]
 SINGLE_LINE = [f for f in MULTILINE if "\n" not in f]
 NEWLINE_HEAVY = ["\n", "\n\n", "a\n", "é\n", " \n"]
 
 
 def document(fragments: list[str], min_size: int = 0):
-    return st.lists(st.sampled_from(fragments), min_size=min_size, max_size=600).map(lambda parts: "".join(parts).encode())
+    return st.lists(st.sampled_from(fragments), min_size=min_size, max_size=600).map(
+        lambda parts: "".join(parts).encode()
+    )
 
 
 any_document = st.one_of(document(MULTILINE), document(SINGLE_LINE), document(NEWLINE_HEAVY))
@@ -33,9 +47,13 @@ class CountingReader:
         return self.data[start:end]
 
 
-def plan(data: bytes, budget: int, *, piece_bytes: int = 64, overlap: float = 0.10, snap: float = 0.10, reader=None) -> list[Chunk]:
+def plan(
+    data: bytes, budget: int, *, piece_bytes: int = 64, overlap: float = 0.10, snap: float = 0.10, reader=None
+) -> list[Chunk]:
     index = measure([data], piece_bytes=piece_bytes).index
-    return plan_chunks(index, reader or CountingReader(data), size=len(data), budget_tokens=budget, overlap=overlap, snap_fraction=snap)
+    return plan_chunks(
+        index, reader or CountingReader(data), size=len(data), budget_tokens=budget, overlap=overlap, snap_fraction=snap
+    )
 
 
 def assert_covering(chunks: list[Chunk], size: int) -> None:
@@ -50,7 +68,9 @@ def test_chunk_budget_is_context_minus_output_minus_prompt() -> None:
     assert chunk_budget(128_000, 16_000, 2_000) == 110_000
 
 
-@pytest.mark.parametrize(("context", "output", "prompt"), [(8_000, 8_000, 500), (1_000, 500, 300), (4_000, 3_000, 1_000)])
+@pytest.mark.parametrize(
+    ("context", "output", "prompt"), [(8_000, 8_000, 500), (1_000, 500, 300), (4_000, 3_000, 1_000)]
+)
 def test_chunk_budget_refuses_no_or_tiny_room_and_says_why(context: int, output: int, prompt: int) -> None:
     with pytest.raises(ChunkBudgetError) as caught:
         chunk_budget(context, output, prompt)
@@ -65,8 +85,17 @@ def test_chunk_budget_rejects_negative_inputs() -> None:
 
 @pytest.mark.parametrize(
     ("total", "budget", "overlap", "count"),
-    [(0, 1000, 0.1, 1), (1000, 1000, 0.1, 1), (1001, 1000, 0.1, 2), (1900, 1000, 0.1, 2), (1901, 1000, 0.1, 3),
-     (10_000, 1000, 0.0, 10), (10_001, 1000, 0.0, 11), (1500, 1000, 0.5, 2), (1501, 1000, 0.5, 3)],
+    [
+        (0, 1000, 0.1, 1),
+        (1000, 1000, 0.1, 1),
+        (1001, 1000, 0.1, 2),
+        (1900, 1000, 0.1, 2),
+        (1901, 1000, 0.1, 3),
+        (10_000, 1000, 0.0, 10),
+        (10_001, 1000, 0.0, 11),
+        (1500, 1000, 0.5, 2),
+        (1501, 1000, 0.5, 3),
+    ],
 )
 def test_estimate_uses_the_full_budget_with_overlap(total: int, budget: int, overlap: float, count: int) -> None:
     assert estimate_chunk_count(total, budget, overlap) == count
@@ -88,7 +117,7 @@ def test_rebalanced_size_spreads_tokens_evenly() -> None:
 
 # --- plans -------------------------------------------------------------------------------------
 def test_a_document_within_budget_is_one_chunk() -> None:
-    data = "short document\n".encode()
+    data = b"short document\n"
     tokens = len(ENCODING.encode_ordinary(data.decode()))
     assert plan(data, 1000) == [Chunk(index=0, start=0, end=len(data), tokens=tokens)]
 
@@ -164,7 +193,9 @@ def test_index_and_document_size_must_agree() -> None:
     overlap=st.sampled_from([0.0, 0.1, 0.25, 0.5]),
     snap=st.sampled_from([0.0, 0.1, 0.3]),
 )
-def test_every_byte_is_covered_and_no_chunk_exceeds_the_budget(data: bytes, budget: int, piece_bytes: int, overlap: float, snap: float) -> None:
+def test_every_byte_is_covered_and_no_chunk_exceeds_the_budget(
+    data: bytes, budget: int, piece_bytes: int, overlap: float, snap: float
+) -> None:
     chunks = plan(data, budget, piece_bytes=piece_bytes, overlap=overlap, snap=snap)
     assert_covering(chunks, len(data)) if data else None
     for chunk in chunks:

@@ -98,7 +98,21 @@ def test_context_windows_merge_without_repeats_and_groups_are_separated() -> Non
         result = grep(data, matcher, before=2, after=2, block_size=block_size)
         assert result.text == naive_grep(data, search, before=2, after=2)
     lines = result.text.split("\n")
-    assert [line[:7] for line in lines] == ["     3-", "     4-", "     5:", "     6-", "     7:", "     8-", "     9-", "--", "    18-", "    19-", "    20:", "    21-", "    22-"]
+    assert [line[:7] for line in lines] == [
+        "     3-",
+        "     4-",
+        "     5:",
+        "     6-",
+        "     7:",
+        "     8-",
+        "     9-",
+        "--",
+        "    18-",
+        "    19-",
+        "    20:",
+        "    21-",
+        "    22-",
+    ]
 
 
 def test_no_separator_without_context() -> None:
@@ -109,7 +123,10 @@ def test_max_matches_stops_reading_early() -> None:
     data = log(100_000)
     reader = BytesReader(data)
     result = grep_lines(reader, "k", LiteralMatcher("payload"), max_matches=3, after=1, block_size=4096)
-    assert result.text == "     1:\tline 1 payload\n     2:\tline 2 payload\n     3:\tline 3 payload\n     4-\tline 4 payload"
+    assert (
+        result.text
+        == "     1:\tline 1 payload\n     2:\tline 2 payload\n     3:\tline 3 payload\n     4-\tline 4 payload"
+    )
     assert result.truncated and result.matches == 3
     assert "max_matches" in result.note and "line 3" in result.note
     assert reader.bytes_read <= 8192 < len(data)
@@ -132,7 +149,10 @@ def test_long_lines_are_clipped_around_the_match() -> None:
 def test_render_match_windows() -> None:
     assert render_match("short", (0, 1), 10) == "short"
     assert render_match("x" * 30, None, 10) == "x" * 10 + "… [line clipped: 20 more chars]"
-    assert render_match("a" * 10 + "b" * 30, (10, 40), 10) == "[line clipped: 10 chars before] …" + "b" * 10 + "… [line clipped: 20 more chars]"
+    assert (
+        render_match("a" * 10 + "b" * 30, (10, 40), 10)
+        == "[line clipped: 10 chars before] …" + "b" * 10 + "… [line clipped: 20 more chars]"
+    )
 
 
 def test_lines_longer_than_the_long_line_cap_are_searched_in_windows_and_reported_once() -> None:
@@ -175,14 +195,18 @@ def test_a_needle_that_crosses_lines_in_the_raw_bytes_is_not_a_match() -> None:
     assert grep(b"x\xff\n", "x\ufffd").matches == 1
 
 
-@pytest.mark.parametrize(("kwargs", "word"), [({"before": -1}, "before"), ({"after": -2}, "after"), ({"max_matches": 0}, "max_matches")])
+@pytest.mark.parametrize(
+    ("kwargs", "word"), [({"before": -1}, "before"), ({"after": -2}, "after"), ({"max_matches": 0}, "max_matches")]
+)
 def test_bad_arguments_are_invalid_input(kwargs: dict, word: str) -> None:
     with pytest.raises(InvalidInput, match=word):
         grep(b"a\n", "a", **kwargs)
 
 
 CONTENT = st.lists(
-    st.sampled_from([b"a", b"b", b"ab", b"A", b"B", b"\n", b"\n", b"\r\n", b"\r", b"\xff", "ß".encode(), "é".encode(), b"SS"]),
+    st.sampled_from(
+        [b"a", b"b", b"ab", b"A", b"B", b"\n", b"\n", b"\r\n", b"\r", b"\xff", "ß".encode(), "é".encode(), b"SS"]
+    ),
     max_size=150,
 ).map(b"".join)
 
@@ -203,7 +227,9 @@ def test_grep_equals_a_naive_filter(data, needle, ignore_case, before, after, ma
     expected = naive_grep(data, matcher.search, before=before, after=after, max_matches=max_matches)
     index = None if every is None else build_line_index([data], every)
     for candidate in (matcher, SlowMatcher(needle) if not ignore_case else matcher):
-        result = grep(data, candidate, before=before, after=after, max_matches=max_matches, block_size=block_size, index=index)
+        result = grep(
+            data, candidate, before=before, after=after, max_matches=max_matches, block_size=block_size, index=index
+        )
         assert result.text == expected
         if not result.truncated:
             assert result.lines_scanned == len(naive_lines(data))

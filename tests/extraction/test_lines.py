@@ -38,7 +38,7 @@ def numbered(lines: list[str], first: int) -> str:
 
 
 def blocks_of(data: bytes, size: int) -> list[bytes]:
-    return [data[i:i + size] for i in range(0, len(data), size)]
+    return [data[i : i + size] for i in range(0, len(data), size)]
 
 
 def log(n: int) -> bytes:
@@ -112,7 +112,7 @@ def test_middle_and_end_windows_across_small_blocks(offset: int) -> None:
     data = log(1000)
     reader, index = setup(data)
     result = read_lines(reader, "k", index, offset=offset, limit=5, max_block=7)
-    expected = naive_lines(data)[offset - 1:offset + 4]
+    expected = naive_lines(data)[offset - 1 : offset + 4]
     assert result.text == numbered(expected, offset)
     assert result.last_line == offset + len(expected) - 1
     assert result.truncated == (result.last_line < 1000)
@@ -141,7 +141,9 @@ def test_empty_blob() -> None:
     assert result.text == "" and result.total_lines == 0 and "empty" in result.note
 
 
-@pytest.mark.parametrize(("kwargs", "word"), [({"offset": 0}, "offset"), ({"limit": 0}, "limit"), ({"offset": -3}, "offset")])
+@pytest.mark.parametrize(
+    ("kwargs", "word"), [({"offset": 0}, "offset"), ({"limit": 0}, "limit"), ({"offset": -3}, "offset")]
+)
 def test_bad_window_is_invalid_input_naming_the_argument(kwargs: dict, word: str) -> None:
     reader, index = setup(log(3))
     with pytest.raises(InvalidInput, match=word):
@@ -184,7 +186,9 @@ def test_render_line_clips_by_characters() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.sampled_from([b"a", b"xyz", b"\n", b"\n", b"\r\n", b"\r", b"\xc3", "ß".encode(), b"\xff"]), max_size=200).map(b"".join),
+    st.lists(
+        st.sampled_from([b"a", b"xyz", b"\n", b"\n", b"\r\n", b"\r", b"\xc3", "ß".encode(), b"\xff"]), max_size=200
+    ).map(b"".join),
     st.integers(1, 60),
     st.integers(1, 60),
     st.integers(1, 7),
@@ -194,20 +198,24 @@ def test_any_window_equals_the_naive_split(data: bytes, offset: int, limit: int,
     lines = naive_lines(data)
     reader, index = BytesReader(data), build_line_index(blocks_of(data, 5), every)
     result = read_lines(reader, "k", index, offset=offset, limit=limit, max_block=block, max_line_chars=10_000)
-    assert result.text == numbered(lines[offset - 1:offset - 1 + limit], offset)
+    assert result.text == numbered(lines[offset - 1 : offset - 1 + limit], offset)
     assert result.total_lines == len(lines)
 
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.sampled_from(["a", "bc", "\n", "\r\n", "é", "字", "🙂"]), max_size=120).map(lambda p: "".join(p).encode()),
+    st.lists(st.sampled_from(["a", "bc", "\n", "\r\n", "é", "字", "🙂"]), max_size=120).map(
+        lambda p: "".join(p).encode()
+    ),
     st.integers(1, 8),
     st.integers(1, 30),
     st.integers(1, 9),
 )
 def test_clipping_counts_characters_for_any_split(data: bytes, max_chars: int, limit: int, block: int) -> None:
     lines = naive_lines(data)
-    result = read_lines(BytesReader(data), "k", build_line_index([data], 3), limit=limit, max_line_chars=max_chars, max_block=block)
+    result = read_lines(
+        BytesReader(data), "k", build_line_index([data], 3), limit=limit, max_line_chars=max_chars, max_block=block
+    )
     got = result.text.split("\n") if result.text else []
     assert len(got) == min(limit, len(lines))
     for n, (shown, line) in enumerate(zip(got, lines, strict=False), 1):

@@ -10,7 +10,9 @@ HANDLE = "3f2b8c1e-6a4d-4f7e-9b1a-2c5d8e9f0a1b"
 
 
 def stats(bytes_: int = 123456, lines: int = 789, tokens: int = 45678) -> DocumentStats:
-    return DocumentStats(bytes=bytes_, lines=lines, tokens=tokens, avg_line_bytes=bytes_ / max(lines, 1), sha256="0" * 64)
+    return DocumentStats(
+        bytes=bytes_, lines=lines, tokens=tokens, avg_line_bytes=bytes_ / max(lines, 1), sha256="0" * 64
+    )
 
 
 def test_message_is_the_seed_text_character_for_character() -> None:

@@ -126,7 +126,9 @@ def test_reduce_of_one_group_keeps_document_wide_numbering() -> None:
 
 
 def test_read_grep_messages_name_the_handle_as_filename() -> None:
-    messages = read_grep_messages(CTX, handle_filename="3f0c9a2e-8d1b-4c7a-9e55-0b6f1d2c3a4b", root="/tmp/ai-agent-trx42")
+    messages = read_grep_messages(
+        CTX, handle_filename="3f0c9a2e-8d1b-4c7a-9e55-0b6f1d2c3a4b", root="/tmp/ai-agent-trx42"
+    )
     assert messages[0] == {"role": "system", "content": EXPECTED_READ_GREP_SYSTEM}
     assert messages[1] == {
         "role": "user",

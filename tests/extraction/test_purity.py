@@ -6,8 +6,24 @@ from pathlib import Path
 import pytest
 
 FORBIDDEN = {
-    "redis", "boto3", "botocore", "celery", "kombu", "fastapi", "starlette",
-    "httpx", "requests", "litellm", "socket", "re2", "urllib3", "aiohttp", "uvicorn", "infra", "workers", "api",
+    "redis",
+    "boto3",
+    "botocore",
+    "celery",
+    "kombu",
+    "fastapi",
+    "starlette",
+    "httpx",
+    "requests",
+    "litellm",
+    "socket",
+    "re2",
+    "urllib3",
+    "aiohttp",
+    "uvicorn",
+    "infra",
+    "workers",
+    "api",
 }
 ENGINE = Path(__file__).resolve().parents[2] / "extraction"
 
@@ -20,8 +36,13 @@ def imported_roots(path: Path) -> set[str]:
             roots |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             roots.add(node.module.split(".")[0])
-        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in {"import_module", "__import__"}:
-            roots |= {a.value.split(".")[0] for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in {
+            "import_module",
+            "__import__",
+        }:
+            roots |= {
+                a.value.split(".")[0] for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            }
     return roots
 
 

@@ -46,7 +46,9 @@ def test_not_found_abstract_without_a_description_says_so() -> None:
 
 def test_not_found_wrapped_as_a_success() -> None:
     text = abstract_text("ls", HANDLE, "truncate", not_found_abstract("x", "file names"))
-    assert text.startswith(f"ABSTRACT FROM TOOL OUTPUT ls WITH HANDLE {HANDLE}, STRATEGY:truncate:\n\nNO RELEVANT DATA FOUND\n")
+    assert text.startswith(
+        f"ABSTRACT FROM TOOL OUTPUT ls WITH HANDLE {HANDLE}, STRATEGY:truncate:\n\nNO RELEVANT DATA FOUND\n"
+    )
 
 
 def test_unknown_handle_is_a_success_that_points_at_the_too_large_message() -> None:

@@ -11,7 +11,15 @@ def test_mode_values_are_the_tool_schema_enum() -> None:
     assert Mode.FULL_CHUNKED == "full-chunked"
 
 
-@pytest.mark.parametrize(("text", "mode"), [("auto", Mode.AUTO), (" Read-Grep ", Mode.READ_GREP), ("full_chunked", Mode.FULL_CHUNKED), (Mode.TRUNCATE, Mode.TRUNCATE)])
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [
+        ("auto", Mode.AUTO),
+        (" Read-Grep ", Mode.READ_GREP),
+        ("full_chunked", Mode.FULL_CHUNKED),
+        (Mode.TRUNCATE, Mode.TRUNCATE),
+    ],
+)
 def test_parse_accepts_the_values_leniently(text: str, mode: Mode) -> None:
     assert Mode.parse(text) is mode
 
@@ -51,7 +59,9 @@ def test_thresholds_are_configurable() -> None:
 @pytest.mark.parametrize("mode", [Mode.FULL_CHUNKED, Mode.READ_GREP, Mode.TRUNCATE])
 def test_explicit_modes_override_auto(mode: Mode) -> None:
     for chunks, line in ((1, 10), (500, 10), (500, 90_000)):
-        assert route(mode.value, chunk_count=chunks, avg_line_bytes=line) == RoutingDecision(mode=mode, reason=f"requested: {mode.value}")
+        assert route(mode.value, chunk_count=chunks, avg_line_bytes=line) == RoutingDecision(
+            mode=mode, reason=f"requested: {mode.value}"
+        )
 
 
 def test_negative_numbers_are_refused() -> None:

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -40,16 +41,26 @@ def test_stats_of_a_small_document() -> None:
     data = "first line\nsecond — line\n".encode()
     stats = measure([data]).stats
     assert stats == DocumentStats(
-        bytes=len(data), lines=2, tokens=len(ENCODING.encode_ordinary(data.decode())),
-        avg_line_bytes=len(data) / 2, sha256=hashlib.sha256(data).hexdigest(), invalid_utf8=False, encoding="o200k_base",
+        bytes=len(data),
+        lines=2,
+        tokens=len(ENCODING.encode_ordinary(data.decode())),
+        avg_line_bytes=len(data) / 2,
+        sha256=hashlib.sha256(data).hexdigest(),
+        invalid_utf8=False,
+        encoding="o200k_base",
     )
 
 
 def test_empty_document() -> None:
     measured = measure([])
     assert measured.stats.model_dump() == {
-        "bytes": 0, "lines": 0, "tokens": 0, "avg_line_bytes": 0.0,
-        "sha256": hashlib.sha256(b"").hexdigest(), "invalid_utf8": False, "encoding": "o200k_base",
+        "bytes": 0,
+        "lines": 0,
+        "tokens": 0,
+        "avg_line_bytes": 0.0,
+        "sha256": hashlib.sha256(b"").hexdigest(),
+        "invalid_utf8": False,
+        "encoding": "o200k_base",
     }
     assert (measured.index.offsets, measured.index.tokens) == ([0], [0])
 

@@ -49,7 +49,11 @@ def test_token_positions_are_monotone_character_boundaries(data: bytes) -> None:
     for token in range(positions.total_tokens + 1):
         found = positions.at_token(token)
         assert previous <= found.offset <= len(data)
-        assert found.offset == len(data) or not is_utf8_continuation(data[found.offset]) or _inside_invalid_run(data, found.offset)
+        assert (
+            found.offset == len(data)
+            or not is_utf8_continuation(data[found.offset])
+            or _inside_invalid_run(data, found.offset)
+        )
         assert found.tokens_before <= found.tokens_until <= token
         assert positions.at_byte(found.offset) == found
         previous = found.offset

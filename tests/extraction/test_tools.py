@@ -58,7 +58,11 @@ def test_tool_output_parameters_equal_the_seed_json() -> None:
 
 
 def test_default_names() -> None:
-    assert [tool["function"]["name"] for tool in agent_tools()] == ["tool_output", "tool_output_read", "tool_output_grep"]
+    assert [tool["function"]["name"] for tool in agent_tools()] == [
+        "tool_output",
+        "tool_output_read",
+        "tool_output_grep",
+    ]
     assert [tool["function"]["name"] for tool in sub_agent_tools()] == ["Read", "Grep"]
     assert read_tool("Other")["function"]["name"] == "Other"
 
@@ -74,7 +78,13 @@ def test_read_and_grep_take_a_handle_like_seed_001() -> None:
     assert set(READ_PARAMETERS["properties"]) == {"handle", "offset", "limit"}
     assert READ_PARAMETERS["required"] == ["handle"]
     assert set(GREP_PARAMETERS["properties"]) == {
-        "handle", "pattern", "regex", "ignore_case", "before", "after", "max_matches",
+        "handle",
+        "pattern",
+        "regex",
+        "ignore_case",
+        "before",
+        "after",
+        "max_matches",
     }
     assert GREP_PARAMETERS["required"] == ["handle", "pattern"]
     assert read_tool()["function"]["parameters"] == read_tool("tool_output_read")["function"]["parameters"]
@@ -94,8 +104,26 @@ def test_callers_get_copies() -> None:
 
 # ---------------------------------------------------------------- strict mode
 
-STRICT_ALLOWED = {"type", "description", "enum", "const", "properties", "required", "additionalProperties", "items", "anyOf"}
-JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean": bool, "object": dict, "array": list, "null": type(None)}
+STRICT_ALLOWED = {
+    "type",
+    "description",
+    "enum",
+    "const",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+}
+JSON_TYPES = {
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "object": dict,
+    "array": list,
+    "null": type(None),
+}
 
 
 def strict_violations(schema: dict[str, Any], path: str = "$") -> list[str]:
@@ -105,7 +133,10 @@ def strict_violations(schema: dict[str, Any], path: str = "$") -> list[str]:
     types = [types] if isinstance(types, str) else types
     problems += [f"{path}: unknown type {kind}" for kind in types if kind not in JSON_TYPES]
     for value in schema.get("enum", []):
-        if not any(isinstance(value, JSON_TYPES[kind]) and not (kind != "boolean" and isinstance(value, bool)) for kind in types):
+        if not any(
+            isinstance(value, JSON_TYPES[kind]) and not (kind != "boolean" and isinstance(value, bool))
+            for kind in types
+        ):
             problems.append(f"{path}: enum value {value!r} outside {types}")
     if "object" in types:
         if schema.get("additionalProperties") is not False:
@@ -151,7 +182,7 @@ def test_strict_mode_enum_accepts_null() -> None:
 def test_strict_leaves_its_input_alone_and_accepts_a_bare_schema() -> None:
     before = copy.deepcopy(GREP_PARAMETERS)
     schema = strict(GREP_PARAMETERS)
-    assert GREP_PARAMETERS == before
+    assert before == GREP_PARAMETERS
     assert "strict" not in schema
     assert strict_violations(schema) == []
 
@@ -161,9 +192,15 @@ def test_strict_handles_nested_objects_and_arrays() -> None:
         "type": "object",
         "required": ["rows"],
         "properties": {
-            "rows": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}, "required": [],
-            }},
+            "rows": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "properties": {"a": {"type": "string", "pattern": "x"}},
+                    "required": [],
+                },
+            },
         },
     }
     schema = strict(nested)

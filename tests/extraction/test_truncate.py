@@ -25,7 +25,7 @@ MARKER = re.compile(r"\n\n\[\.\.\. (\d+) bytes truncated \.\.\.\]\n\n")
 def split_at_marker(text: str) -> tuple[str, int, str]:
     match = MARKER.search(text)
     assert match is not None, text
-    return text[: match.start()], int(match.group(1)), text[match.end():]
+    return text[: match.start()], int(match.group(1)), text[match.end() :]
 
 
 # ---------------------------------------------------------------- plain text
@@ -205,7 +205,11 @@ def test_tiny_budget_still_gives_valid_json() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=200),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=200),
     lambda children: st.lists(children, max_size=30) | st.dictionaries(st.text(max_size=10), children, max_size=15),
     max_leaves=200,
 )

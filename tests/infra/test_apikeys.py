@@ -26,7 +26,9 @@ def store(redis_client: redis.Redis) -> ApiKeyStore:
     return ApiKeyStore(redis_client, {digest(CONFIGURED_KEY): "ops"})
 
 
-def test_a_created_key_resolves_to_its_tenant_and_only_its_hash_is_stored(store: ApiKeyStore, redis_client: redis.Redis) -> None:
+def test_a_created_key_resolves_to_its_tenant_and_only_its_hash_is_stored(
+    store: ApiKeyStore, redis_client: redis.Redis
+) -> None:
     key, info = store.create("acme")
     assert key.startswith(KEY_PREFIX) and len(key) > 40
     assert info.key_hash == hash_key(key) == digest(key)
@@ -52,7 +54,11 @@ def test_list_shows_configured_then_stored_keys_without_the_keys(store: ApiKeySt
     first, _ = store.create("acme")
     second, _ = store.create("globex")
     listed = store.list()
-    assert [(info.tenant, info.source) for info in listed] == [("ops", "settings"), ("acme", "redis"), ("globex", "redis")]
+    assert [(info.tenant, info.source) for info in listed] == [
+        ("ops", "settings"),
+        ("acme", "redis"),
+        ("globex", "redis"),
+    ]
     assert [info.key_hash for info in listed[1:]] == [digest(first), digest(second)]
     assert all(info.created_at for info in listed[1:])
 

@@ -108,8 +108,15 @@ def test_big_blob_reads_back_at_start_middle_end_and_across_boundaries(
     assert put_big(store, "sessions/s1/big", big, how, tmp_path) == BIG
     assert store.size("sessions/s1/big") == BIG
     ranges = [
-        (0, 10), (0, BLOCK), (BLOCK - 3, BLOCK + 3), (PART - 2, PART + 2), (2 * PART - 1, 2 * PART + BLOCK + 1),
-        (BIG // 2, BIG // 2 + 1000), (BIG - 100, BIG), (BIG - 100, BIG + 5000), (0, BIG),
+        (0, 10),
+        (0, BLOCK),
+        (BLOCK - 3, BLOCK + 3),
+        (PART - 2, PART + 2),
+        (2 * PART - 1, 2 * PART + BLOCK + 1),
+        (BIG // 2, BIG // 2 + 1000),
+        (BIG - 100, BIG),
+        (BIG - 100, BIG + 5000),
+        (0, BIG),
     ]
     for start, end in ranges:
         assert store.read_range("sessions/s1/big", start, end) == big[start:end], (start, end)
@@ -156,7 +163,12 @@ def test_negative_ranges_are_invalid_input(store: BlobStore) -> None:
 
 
 def test_missing_key_is_blob_not_found(store: BlobStore) -> None:
-    for read in (store.size, store.get_bytes, lambda k: store.read_range(k, 0, 10), lambda k: store.read_range(k, 3, 3)):
+    for read in (
+        store.size,
+        store.get_bytes,
+        lambda k: store.read_range(k, 0, 10),
+        lambda k: store.read_range(k, 3, 3),
+    ):
         with pytest.raises(BlobNotFound):
             read("s/missing")
     with pytest.raises(BlobNotFound):
@@ -195,7 +207,22 @@ def test_delete_prefix_refuses_empty_and_malformed_prefixes(store: BlobStore, pr
 
 # --- keys -------------------------------------------------------------------------------------
 
-INVALID_KEYS = ["../x", "/abs", "a//b", "a/../b", "a\\b", "a\x00b", "", "a/", "./a", "a/./b", "..", "a b", "é", "x" * 256]
+INVALID_KEYS = [
+    "../x",
+    "/abs",
+    "a//b",
+    "a/../b",
+    "a\\b",
+    "a\x00b",
+    "",
+    "a/",
+    "./a",
+    "a/./b",
+    "..",
+    "a b",
+    "é",
+    "x" * 256,
+]
 
 
 @pytest.mark.parametrize("key", INVALID_KEYS, ids=repr)
@@ -203,9 +230,15 @@ def test_invalid_keys_are_refused_by_every_operation(store: BlobStore, key: str,
     source = tmp_path / "spool"
     source.write_bytes(b"x")
     operations = [
-        lambda: store.put_bytes(key, b"x"), lambda: store.put_stream(key, [b"x"]), lambda: store.put_file(key, source),
-        lambda: store.get_bytes(key), lambda: store.size(key), lambda: store.read_range(key, 0, 1),
-        lambda: store.iter_range(key), lambda: store.exists(key), lambda: store.delete(key),
+        lambda: store.put_bytes(key, b"x"),
+        lambda: store.put_stream(key, [b"x"]),
+        lambda: store.put_file(key, source),
+        lambda: store.get_bytes(key),
+        lambda: store.size(key),
+        lambda: store.read_range(key, 0, 1),
+        lambda: store.iter_range(key),
+        lambda: store.exists(key),
+        lambda: store.delete(key),
     ]
     for operation in operations:
         with pytest.raises(InvalidKey):

@@ -66,16 +66,27 @@ def snapshot(root: Path) -> dict[str, tuple[int, int, str]]:
         for name in files:
             path = Path(folder, name)
             info = path.stat()
-            seen[str(path.relative_to(root))] = (info.st_size, info.st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest())
+            seen[str(path.relative_to(root))] = (
+                info.st_size,
+                info.st_mtime_ns,
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+            )
     return seen
 
 
 def store_operations(store: LocalBlobStore | MemoryBlobStore, key: str, source: Path) -> list[Callable[[], object]]:
     return [
-        lambda: store.put_bytes(key, b"owned"), lambda: store.put_stream(key, [b"owned"]), lambda: store.put_file(key, source),
-        lambda: store.get_bytes(key), lambda: store.size(key), lambda: store.read_range(key, 0, 10),
-        lambda: store.iter_range(key), lambda: store.exists(key), lambda: store.delete(key),
-        lambda: store.delete_prefix(key), lambda: store.delete_prefix(f"{key}/"),
+        lambda: store.put_bytes(key, b"owned"),
+        lambda: store.put_stream(key, [b"owned"]),
+        lambda: store.put_file(key, source),
+        lambda: store.get_bytes(key),
+        lambda: store.size(key),
+        lambda: store.read_range(key, 0, 10),
+        lambda: store.iter_range(key),
+        lambda: store.exists(key),
+        lambda: store.delete(key),
+        lambda: store.delete_prefix(key),
+        lambda: store.delete_prefix(f"{key}/"),
     ]
 
 

@@ -29,8 +29,12 @@ def test_file_url_opens_a_local_store_and_creates_its_root(tmp_path: Path) -> No
 
 def test_s3_url_names_bucket_and_prefix() -> None:
     store = open_blob_store(
-        "s3://toolout-blobs/env/prod/", endpoint_url="http://127.0.0.1:9", region="eu-west-1",
-        multipart_threshold=32 * MiB, multipart_chunksize=8 * MiB, read_block=2 * MiB,
+        "s3://toolout-blobs/env/prod/",
+        endpoint_url="http://127.0.0.1:9",
+        region="eu-west-1",
+        multipart_threshold=32 * MiB,
+        multipart_chunksize=8 * MiB,
+        read_block=2 * MiB,
     )
     assert isinstance(store, S3BlobStore)
     assert (store.bucket, store.prefix, store.read_block) == ("toolout-blobs", "env/prod/", 2 * MiB)

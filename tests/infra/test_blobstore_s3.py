@@ -84,11 +84,21 @@ def test_iter_range_refuses_to_splice_two_versions(s3_store: S3BlobStore) -> Non
 
 def test_a_dead_endpoint_is_backend_unavailable_within_seconds() -> None:
     dead = S3BlobStore(
-        "toolout-dead", endpoint_url=f"http://127.0.0.1:{free_port()}", access_key_id="x", secret_access_key="y",
-        connect_timeout=0.5, read_timeout=1, max_attempts=1,
+        "toolout-dead",
+        endpoint_url=f"http://127.0.0.1:{free_port()}",
+        access_key_id="x",
+        secret_access_key="y",
+        connect_timeout=0.5,
+        read_timeout=1,
+        max_attempts=1,
     )
     started = time.monotonic()
-    for operation in (dead.ping, lambda: dead.size("k"), lambda: dead.put_stream("k", [b"x"]), lambda: dead.delete("k")):
+    for operation in (
+        dead.ping,
+        lambda: dead.size("k"),
+        lambda: dead.put_stream("k", [b"x"]),
+        lambda: dead.delete("k"),
+    ):
         with pytest.raises(BackendUnavailable, match="unreachable"):
             operation()
     assert time.monotonic() - started < 5
@@ -96,8 +106,15 @@ def test_a_dead_endpoint_is_backend_unavailable_within_seconds() -> None:
 
 def test_a_missing_bucket_is_backend_unavailable_not_blob_not_found(s3_options: dict[str, Any]) -> None:
     store = S3BlobStore(f"toolout-missing-{uuid.uuid4().hex[:8]}", **s3_options)
-    operations = [store.ping, lambda: store.size("k"), lambda: store.exists("k"), lambda: store.read_range("k", 0, 1),
-                  lambda: store.get_bytes("k"), lambda: store.put_bytes("k", b"x"), lambda: store.put_stream("k", [b"x"])]
+    operations = [
+        store.ping,
+        lambda: store.size("k"),
+        lambda: store.exists("k"),
+        lambda: store.read_range("k", 0, 1),
+        lambda: store.get_bytes("k"),
+        lambda: store.put_bytes("k", b"x"),
+        lambda: store.put_stream("k", [b"x"]),
+    ]
     for operation in operations:
         with pytest.raises(BackendUnavailable, match="does not exist"):
             operation()
@@ -115,7 +132,9 @@ def test_ensure_bucket_creates_once_and_is_idempotent(s3_options: dict[str, Any]
 
 
 def client_error(code: str, status: int, operation: str = "GetObject") -> ClientError:
-    return ClientError({"Error": {"Code": code, "Message": code}, "ResponseMetadata": {"HTTPStatusCode": status}}, operation)
+    return ClientError(
+        {"Error": {"Code": code, "Message": code}, "ResponseMetadata": {"HTTPStatusCode": status}}, operation
+    )
 
 
 @pytest.mark.parametrize(
@@ -135,27 +154,24 @@ def client_error(code: str, status: int, operation: str = "GetObject") -> Client
     ],
 )
 def test_botocore_errors_become_ours(raised: Exception, key: str | None, expected: type, message: str) -> None:
-    with pytest.raises(expected, match=message) as caught:
-        with translated("bkt", key):
-            raise raised
+    with pytest.raises(expected, match=message) as caught, translated("bkt", key):
+        raise raised
     assert caught.value.__cause__ is raised
 
 
 def test_a_wrapped_upload_failure_is_translated_by_its_cause() -> None:
     cause = client_error("AccessDenied", 403, "PutObject")
-    with pytest.raises(BackendUnavailable, match="access denied"):
-        with translated("bkt", "k"):
-            try:
-                raise cause
-            except ClientError as exc:
-                raise S3UploadFailedError("Failed to upload") from exc
+    with pytest.raises(BackendUnavailable, match="access denied"), translated("bkt", "k"):
+        try:
+            raise cause
+        except ClientError as exc:
+            raise S3UploadFailedError("Failed to upload") from exc
 
 
 @pytest.mark.parametrize("raised", [ValueError("a bug"), BlobNotFound("ours already"), KeyboardInterrupt()])
 def test_errors_that_are_not_botocores_pass_through(raised: BaseException) -> None:
-    with pytest.raises(type(raised)) as caught:
-        with translated("bkt", "k"):
-            raise raised
+    with pytest.raises(type(raised)) as caught, translated("bkt", "k"):
+        raise raised
     assert caught.value is raised
 
 

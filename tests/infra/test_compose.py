@@ -52,13 +52,16 @@ class OnlyGivenSettings(Settings):
     """Settings built from the values passed in alone: the test process's own TOOLOUT_* env must not leak in."""
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):
+    def settings_customise_sources(
+        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
+    ):
         return (init_settings,)
 
 
 def settings_from_env(env: dict[str, Any]) -> Settings:
     """What Settings would be in a container whose environment is `env` (only TOOLOUT_<FIELD> names count)."""
-    return OnlyGivenSettings(**{k[len(ENV_PREFIX):].lower(): v for k, v in env.items() if k in SETTINGS_VARS})
+    return OnlyGivenSettings(**{k[len(ENV_PREFIX) :].lower(): v for k, v in env.items() if k in SETTINGS_VARS})
+
 
 # ------------------------------------------------------------------------------------------------
 # helpers
@@ -194,9 +197,7 @@ def dockerfile_path(compose: dict[str, Any], service_name: str) -> Path | None:
 def toolout_images(compose: dict[str, Any]) -> set[str]:
     """Image names given to the toolout build (services that build infra/Dockerfile)."""
     return {
-        svc["image"]
-        for name, svc in compose["services"].items()
-        if svc.get("build") is not None and svc.get("image")
+        svc["image"] for name, svc in compose["services"].items() if svc.get("build") is not None and svc.get("image")
     }
 
 
@@ -204,9 +205,7 @@ def python_services(compose: dict[str, Any]) -> set[str]:
     """Services that run the toolout image (so Python + litellm)."""
     images = toolout_images(compose)
     return {
-        name
-        for name, svc in compose["services"].items()
-        if svc.get("build") is not None or svc.get("image") in images
+        name for name, svc in compose["services"].items() if svc.get("build") is not None or svc.get("image") in images
     }
 
 
@@ -222,12 +221,16 @@ def check_services_exist(compose: dict[str, Any]) -> Problems:
 
 def check_worker_scalable(compose: dict[str, Any]) -> Problems:
     worker = compose["services"]["worker"]
-    return [f"worker must not set {key!r} (breaks --scale worker=N)" for key in ("container_name", "ports") if key in worker]
+    return [
+        f"worker must not set {key!r} (breaks --scale worker=N)" for key in ("container_name", "ports") if key in worker
+    ]
 
 
 def check_api_published(compose: dict[str, Any]) -> Problems:
-    ports = [str(p.get("published", "")) + ":" + str(p.get("target", "")) if isinstance(p, dict) else str(p)
-             for p in compose["services"]["api"].get("ports") or []]
+    ports = [
+        str(p.get("published", "")) + ":" + str(p.get("target", "")) if isinstance(p, dict) else str(p)
+        for p in compose["services"]["api"].get("ports") or []
+    ]
     return [] if any(p.endswith("8000:8000") for p in ports) else [f"api must publish 8000 on the host, has {ports}"]
 
 
@@ -271,7 +274,9 @@ def check_depends_on(compose: dict[str, Any]) -> Problems:
         actual = depends_on(services.get(name, {}))
         for dep, condition in required.items():
             if actual.get(dep, "<absent>") != condition:
-                problems.append(f"{name} must depend on {dep} with condition {condition}, has {actual.get(dep, '<absent>')}")
+                problems.append(
+                    f"{name} must depend on {dep} with condition {condition}, has {actual.get(dep, '<absent>')}"
+                )
     for name, svc in services.items():
         for dep, condition in depends_on(svc).items():
             if dep not in services:
@@ -310,7 +315,10 @@ def check_s3_credentials_match_minio(compose: dict[str, Any]) -> Problems:
         env = resolved_environment(services[name])
         if not str(env.get("TOOLOUT_BLOB_STORE", "")).startswith("s3://"):
             continue
-        for var, root in (("TOOLOUT_S3_ACCESS_KEY_ID", "MINIO_ROOT_USER"), ("TOOLOUT_S3_SECRET_ACCESS_KEY", "MINIO_ROOT_PASSWORD")):
+        for var, root in (
+            ("TOOLOUT_S3_ACCESS_KEY_ID", "MINIO_ROOT_USER"),
+            ("TOOLOUT_S3_SECRET_ACCESS_KEY", "MINIO_ROOT_PASSWORD"),
+        ):
             if env.get(var) != minio.get(root):
                 problems.append(f"{name}: {var}={env.get(var)!r} does not match minio {root}={minio.get(root)!r}")
     return problems
@@ -368,8 +376,12 @@ def check_internal_urls(compose: dict[str, Any]) -> Problems:
 
 def check_commands(compose: dict[str, Any]) -> Problems:
     services = compose["services"]
-    expected = {"api": ["toolout", "api"], "worker": ["toolout", "worker"], "offline-model": ["toolout", "offline-model"],
-                "flower": ["celery", "-A", "workers.app", "flower"]}
+    expected = {
+        "api": ["toolout", "api"],
+        "worker": ["toolout", "worker"],
+        "offline-model": ["toolout", "offline-model"],
+        "flower": ["celery", "-A", "workers.app", "flower"],
+    }
     problems = []
     for name, prefix in expected.items():
         argv = command_argv(services[name])
@@ -410,7 +422,9 @@ def check_worker_graceful_stop(compose: dict[str, Any]) -> Problems:
     limit = settings_from_env(resolved_environment(worker)).task_time_limit_seconds
     grace = worker.get("stop_grace_period")
     if grace is None:
-        return [f"worker has no stop_grace_period (compose default 10s kills in-flight LLM calls; task limit is {limit}s)"]
+        return [
+            f"worker has no stop_grace_period (compose default 10s kills in-flight LLM calls; task limit is {limit}s)"
+        ]
     if parse_duration(grace) < limit:
         return [f"worker stop_grace_period {grace} is shorter than task_time_limit_seconds={limit}"]
     if worker.get("stop_signal", "SIGTERM") not in ("SIGTERM", "TERM", 15):
@@ -438,7 +452,9 @@ def check_dockerfile_reference(compose: dict[str, Any]) -> Problems:
         if path is None or not path.is_file():
             problems.append(f"{name} builds {path}, which does not exist")
         else:
-            problems += [f"{path.relative_to(REPO)}: {p}" for p in check_dockerfile_text(path.read_text(encoding="utf-8"))]
+            problems += [
+                f"{path.relative_to(REPO)}: {p}" for p in check_dockerfile_text(path.read_text(encoding="utf-8"))
+            ]
     if len(toolout_images(compose)) > 1:
         problems.append(f"services build the toolout image under several names: {sorted(toolout_images(compose))}")
     return problems
@@ -512,7 +528,7 @@ def check_dockerfile_text(text: str) -> Problems:
         image = instructions[i][1].split()[0]
         if not image.startswith("python:3.11-slim"):
             problems.append(f"base image {image!r} is not python:3.11-slim")
-    final = instructions[froms[-1]:]
+    final = instructions[froms[-1] :]
 
     env: dict[str, str] = {}
     for ins, args in final:
@@ -550,11 +566,20 @@ def check_dockerfile_text(text: str) -> Problems:
 
     # Layer caching: pyproject.toml is copied and dependencies installed before any source package.
     packages = {"extraction", "infra", "workers", "api", "toolout", "."}
-    first_src = next((i for i, (ins, args) in enumerate(instructions)
-                      if ins == "COPY" and "--from" not in args and set(shlex.split(args)[:-1]) & packages), None)
-    first_pyproject = next((i for i, (ins, args) in enumerate(instructions)
-                            if ins == "COPY" and "pyproject.toml" in args.split()), None)
-    first_install = next((i for i, (ins, args) in enumerate(instructions) if ins == "RUN" and "pip install" in args), None)
+    first_src = next(
+        (
+            i
+            for i, (ins, args) in enumerate(instructions)
+            if ins == "COPY" and "--from" not in args and set(shlex.split(args)[:-1]) & packages
+        ),
+        None,
+    )
+    first_pyproject = next(
+        (i for i, (ins, args) in enumerate(instructions) if ins == "COPY" and "pyproject.toml" in args.split()), None
+    )
+    first_install = next(
+        (i for i, (ins, args) in enumerate(instructions) if ins == "RUN" and "pip install" in args), None
+    )
     if first_src is None or first_pyproject is None or first_install is None:
         problems.append("Dockerfile must COPY pyproject.toml, pip install, then COPY the source")
     elif not first_pyproject < first_install < first_src:
@@ -565,7 +590,11 @@ def check_dockerfile_text(text: str) -> Problems:
 
 
 def check_dockerignore(text: str) -> Problems:
-    entries = {line.strip().rstrip("/").removeprefix("/") for line in text.splitlines() if line.strip() and not line.startswith("#")}
+    entries = {
+        line.strip().rstrip("/").removeprefix("/")
+        for line in text.splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     needed = {".venv", "var", ".git"}
     missing = needed - entries
     problems = [f".dockerignore must exclude {sorted(missing)}"] if missing else []
@@ -650,58 +679,138 @@ def _set_dep(c: dict[str, Any], name: str, dep: str, condition: str) -> None:
 
 BREAKAGES: list[tuple[str, Callable[[dict[str, Any]], None], Callable[[dict[str, Any]], Problems]]] = [
     ("flower removed", lambda c: c["services"].pop("flower"), check_services_exist),
-    ("worker container_name", lambda c: _svc(c, "worker").update(container_name="toolout-worker"), check_worker_scalable),
+    (
+        "worker container_name",
+        lambda c: _svc(c, "worker").update(container_name="toolout-worker"),
+        check_worker_scalable,
+    ),
     ("worker host port", lambda c: _svc(c, "worker").update(ports=["9999:9999"]), check_worker_scalable),
     ("api not published", lambda c: _svc(c, "api").pop("ports"), check_api_published),
     ("redis without AOF", lambda c: _svc(c, "redis").update(command=["redis-server"]), check_redis_durable),
-    ("redis appendonly no", lambda c: _svc(c, "redis").update(command="redis-server --appendonly no"), check_redis_durable),
+    (
+        "redis appendonly no",
+        lambda c: _svc(c, "redis").update(command="redis-server --appendonly no"),
+        check_redis_durable,
+    ),
     ("redis without volume", lambda c: _svc(c, "redis").pop("volumes"), check_redis_durable),
     ("api without healthcheck", lambda c: _svc(c, "api").pop("healthcheck"), check_healthchecks),
-    ("flower healthcheck disabled", lambda c: _svc(c, "flower").update(healthcheck={"disable": True}), check_healthchecks),
-    ("offline-model curl healthcheck",
-     lambda c: _svc(c, "offline-model").update(healthcheck={"test": "CMD-SHELL curl -f http://127.0.0.1:8765/healthz"}),
-     check_healthchecks),
+    (
+        "flower healthcheck disabled",
+        lambda c: _svc(c, "flower").update(healthcheck={"disable": True}),
+        check_healthchecks,
+    ),
+    (
+        "offline-model curl healthcheck",
+        lambda c: _svc(c, "offline-model").update(
+            healthcheck={"test": "CMD-SHELL curl -f http://127.0.0.1:8765/healthz"}
+        ),
+        check_healthchecks,
+    ),
     ("worker waits for redis started", lambda c: _set_dep(c, "worker", "redis", "service_started"), check_depends_on),
-    ("api short-form depends_on", lambda c: _svc(c, "api").update(depends_on=["redis", "minio-init", "offline-model"]), check_depends_on),
+    (
+        "api short-form depends_on",
+        lambda c: _svc(c, "api").update(depends_on=["redis", "minio-init", "offline-model"]),
+        check_depends_on,
+    ),
     ("api ignores minio-init", lambda c: _set_dep(c, "api", "minio-init", "service_started"), check_depends_on),
     ("waits on healthcheck-less", lambda c: _svc(c, "offline-model").pop("healthcheck"), check_depends_on),
     ("minio-init restarts", lambda c: _svc(c, "minio-init").update(restart="unless-stopped"), check_minio_init),
     ("minio-init restart: no unquoted", lambda c: _svc(c, "minio-init").update(restart=False), check_minio_init),
-    ("bucket mismatch", lambda c: [_set_env(c, n, "TOOLOUT_BLOB_STORE", "s3://elsewhere") for n in ("api", "worker")], check_minio_init),
-    ("s3 key != minio root", lambda c: _set_env(c, "worker", "TOOLOUT_S3_SECRET_ACCESS_KEY", "nope"), check_s3_credentials_match_minio),
-    ("unknown TOOLOUT_ var", lambda c: _set_env(c, "worker", "TOOLOUT_BUCKET", "toolout"), check_toolout_vars_are_settings),
-    ("unknown TOOLOUT_ var in list env",
-     lambda c: _svc(c, "flower").update(environment=["TOOLOUT_FLOWER_PORT=5555"]), check_toolout_vars_are_settings),
-    ("unknown TOOLOUT_ var interpolated",
-     lambda c: _svc(c, "api").update(ports=["${TOOLOUT_PUBLISH_PORT:-8000}:8000"]), check_toolout_vars_are_settings),
-    ("offline-model without cost map", lambda c: _del_env(c, "offline-model", "LITELLM_LOCAL_MODEL_COST_MAP"), check_litellm_cost_map),
-    ("cost map False", lambda c: _set_env(c, "flower", "LITELLM_LOCAL_MODEL_COST_MAP", "False"), check_litellm_cost_map),
-    ("timeouts out of order", lambda c: _set_env(c, "worker", "TOOLOUT_MODEL_TIMEOUT_SECONDS", "900"), check_settings_valid),
+    (
+        "bucket mismatch",
+        lambda c: [_set_env(c, n, "TOOLOUT_BLOB_STORE", "s3://elsewhere") for n in ("api", "worker")],
+        check_minio_init,
+    ),
+    (
+        "s3 key != minio root",
+        lambda c: _set_env(c, "worker", "TOOLOUT_S3_SECRET_ACCESS_KEY", "nope"),
+        check_s3_credentials_match_minio,
+    ),
+    (
+        "unknown TOOLOUT_ var",
+        lambda c: _set_env(c, "worker", "TOOLOUT_BUCKET", "toolout"),
+        check_toolout_vars_are_settings,
+    ),
+    (
+        "unknown TOOLOUT_ var in list env",
+        lambda c: _svc(c, "flower").update(environment=["TOOLOUT_FLOWER_PORT=5555"]),
+        check_toolout_vars_are_settings,
+    ),
+    (
+        "unknown TOOLOUT_ var interpolated",
+        lambda c: _svc(c, "api").update(ports=["${TOOLOUT_PUBLISH_PORT:-8000}:8000"]),
+        check_toolout_vars_are_settings,
+    ),
+    (
+        "offline-model without cost map",
+        lambda c: _del_env(c, "offline-model", "LITELLM_LOCAL_MODEL_COST_MAP"),
+        check_litellm_cost_map,
+    ),
+    (
+        "cost map False",
+        lambda c: _set_env(c, "flower", "LITELLM_LOCAL_MODEL_COST_MAP", "False"),
+        check_litellm_cost_map,
+    ),
+    (
+        "timeouts out of order",
+        lambda c: _set_env(c, "worker", "TOOLOUT_MODEL_TIMEOUT_SECONDS", "900"),
+        check_settings_valid,
+    ),
     ("bad type", lambda c: _set_env(c, "api", "TOOLOUT_WORKER_CONCURRENCY", "many"), check_settings_valid),
-    ("redis url to unknown host", lambda c: _set_env(c, "api", "TOOLOUT_REDIS_URL", "redis://cache:6379/0"), check_internal_urls),
-    ("model base wrong port",
-     lambda c: _set_env(c, "worker", "TOOLOUT_MODEL_API_BASE", "http://offline-model:9999/v1"), check_internal_urls),
+    (
+        "redis url to unknown host",
+        lambda c: _set_env(c, "api", "TOOLOUT_REDIS_URL", "redis://cache:6379/0"),
+        check_internal_urls,
+    ),
+    (
+        "model base wrong port",
+        lambda c: _set_env(c, "worker", "TOOLOUT_MODEL_API_BASE", "http://offline-model:9999/v1"),
+        check_internal_urls,
+    ),
     ("api runs uvicorn", lambda c: _svc(c, "api").update(command="uvicorn api.app:app"), check_commands),
-    ("worker missing queue",
-     lambda c: _svc(c, "worker").update(command="toolout worker --concurrency ${TOOLOUT_WORKER_CONCURRENCY:-8} --queues extract,map"),
-     check_commands),
-    ("hard-coded concurrency",
-     lambda c: _svc(c, "worker").update(command="toolout worker --concurrency 8 --queues extract,map,reduce,agent"),
-     check_worker_concurrency_from_env),
-    ("concurrency without default",
-     lambda c: _svc(c, "worker").update(command="toolout worker --concurrency ${TOOLOUT_WORKER_CONCURRENCY} --queues extract,map,reduce,agent"),
-     check_worker_concurrency_from_env),
+    (
+        "worker missing queue",
+        lambda c: _svc(c, "worker").update(
+            command="toolout worker --concurrency ${TOOLOUT_WORKER_CONCURRENCY:-8} --queues extract,map"
+        ),
+        check_commands,
+    ),
+    (
+        "hard-coded concurrency",
+        lambda c: _svc(c, "worker").update(command="toolout worker --concurrency 8 --queues extract,map,reduce,agent"),
+        check_worker_concurrency_from_env,
+    ),
+    (
+        "concurrency without default",
+        lambda c: _svc(c, "worker").update(
+            command="toolout worker --concurrency ${TOOLOUT_WORKER_CONCURRENCY} --queues extract,map,reduce,agent"
+        ),
+        check_worker_concurrency_from_env,
+    ),
     ("default grace period", lambda c: _svc(c, "worker").pop("stop_grace_period"), check_worker_graceful_stop),
     ("short grace period", lambda c: _svc(c, "worker").update(stop_grace_period="1m"), check_worker_graceful_stop),
     ("SIGKILL on stop", lambda c: _svc(c, "worker").update(stop_signal="SIGKILL"), check_worker_graceful_stop),
-    ("grace shorter than raised limit",
-     lambda c: [_set_env(c, "worker", f"TOOLOUT_{k}", v) for k, v in
-                (("TASK_SOFT_TIME_LIMIT_SECONDS", "500"), ("TASK_TIME_LIMIT_SECONDS", "600"))],
-     check_worker_graceful_stop),
-    ("variable without default", lambda c: _set_env(c, "api", "TOOLOUT_MODEL", "${TOOLOUT_MODEL}"), check_interpolations_have_defaults),
-    ("missing Dockerfile",
-     lambda c: [_svc(c, n).update(build={"context": ".", "dockerfile": "infra/Dockerfile.missing"}) for n in python_services(c)],
-     check_dockerfile_reference),
+    (
+        "grace shorter than raised limit",
+        lambda c: [
+            _set_env(c, "worker", f"TOOLOUT_{k}", v)
+            for k, v in (("TASK_SOFT_TIME_LIMIT_SECONDS", "500"), ("TASK_TIME_LIMIT_SECONDS", "600"))
+        ],
+        check_worker_graceful_stop,
+    ),
+    (
+        "variable without default",
+        lambda c: _set_env(c, "api", "TOOLOUT_MODEL", "${TOOLOUT_MODEL}"),
+        check_interpolations_have_defaults,
+    ),
+    (
+        "missing Dockerfile",
+        lambda c: [
+            _svc(c, n).update(build={"context": ".", "dockerfile": "infra/Dockerfile.missing"})
+            for n in python_services(c)
+        ],
+        check_dockerfile_reference,
+    ),
     ("two image names", lambda c: _svc(c, "worker").update(image="toolout-worker:local"), check_dockerfile_reference),
 ]
 
@@ -719,20 +828,36 @@ def test_every_compose_checker_has_a_breakage() -> None:
     assert [c.__name__ for c in ALL_COMPOSE_CHECKS if c not in covered] == []
 
 
-GOOD_DOCKERFILE = (REPO / "infra" / "Dockerfile").read_text(encoding="utf-8") if (REPO / "infra" / "Dockerfile").is_file() else ""
+GOOD_DOCKERFILE = (
+    (REPO / "infra" / "Dockerfile").read_text(encoding="utf-8") if (REPO / "infra" / "Dockerfile").is_file() else ""
+)
 
 DOCKERFILE_BREAKAGES = [
-    ("CMD python -m", lambda t: t.replace('CMD ["toolout", "api", "--host", "0.0.0.0"]', 'CMD ["python", "-m", "api"]')),
-    ("CMD shell form", lambda t: t.replace('CMD ["toolout", "api", "--host", "0.0.0.0"]', "CMD toolout api --host 0.0.0.0")),
+    (
+        "CMD python -m",
+        lambda t: t.replace('CMD ["toolout", "api", "--host", "0.0.0.0"]', 'CMD ["python", "-m", "api"]'),
+    ),
+    (
+        "CMD shell form",
+        lambda t: t.replace('CMD ["toolout", "api", "--host", "0.0.0.0"]', "CMD toolout api --host 0.0.0.0"),
+    ),
     ("CMD loopback", lambda t: t.replace('CMD ["toolout", "api", "--host", "0.0.0.0"]', 'CMD ["toolout", "api"]')),
     ("runs as root", lambda t: t.replace("USER 10001:10001", "USER root")),
     ("no USER", lambda t: t.replace("USER 10001:10001", "")),
-    ("no cost map env", lambda t: t.replace("ENV LITELLM_LOCAL_MODEL_COST_MAP=True \\\n    PYTHONUNBUFFERED=1", "ENV PYTHONUNBUFFERED=1")),
+    (
+        "no cost map env",
+        lambda t: t.replace(
+            "ENV LITELLM_LOCAL_MODEL_COST_MAP=True \\\n    PYTHONUNBUFFERED=1", "ENV PYTHONUNBUFFERED=1"
+        ),
+    ),
     ("buffered output", lambda t: t.replace("PYTHONUNBUFFERED=1", "PYTHONUNBUFFERED=0")),
     ("unknown TOOLOUT_ ENV", lambda t: t.replace("TOOLOUT_BLOB_STORE=", "TOOLOUT_BLOBS=")),
     ("other base image", lambda t: t.replace("FROM python:3.11-slim AS runtime", "FROM python:3.12 AS runtime")),
     ("source before deps", lambda t: t.replace("COPY pyproject.toml ./\n", "COPY . ./\n", 1)),
-    ("no compose extra", lambda t: t.replace('".[compose]"', ".").replace("['optional-dependencies']['compose']", "[]")),
+    (
+        "no compose extra",
+        lambda t: t.replace('".[compose]"', ".").replace("['optional-dependencies']['compose']", "[]"),
+    ),
     ("ENTRYPOINT", lambda t: t + '\nENTRYPOINT ["python"]\n'),
 ]
 

@@ -68,7 +68,10 @@ def test_unsupported_syntax_names_the_construct_and_the_engine(pattern: str, nam
     assert caught.value.details["construct"] and caught.value.code == "invalid_pattern"
 
 
-@pytest.mark.parametrize(("pattern", "detail"), [("(", "missing )"), ("[a", "missing ]"), ("*a", "repetition"), ("a{2,1}", "repetition size")])
+@pytest.mark.parametrize(
+    ("pattern", "detail"),
+    [("(", "missing )"), ("[a", "missing ]"), ("*a", "repetition"), ("a{2,1}", "repetition size")],
+)
 def test_invalid_patterns_carry_re2s_reason(pattern: str, detail: str) -> None:
     with pytest.raises(PatternError, match="invalid regex") as caught:
         compile_matcher(pattern, regex=True, ignore_case=False)
@@ -110,9 +113,42 @@ def test_the_engine_is_configured_quietly_with_a_memory_budget() -> None:
 
 
 LITERALS = ["a", "ab", "b\r", "ss", "é", "ba", "\ufffd", "SS", "a b"]
-PATTERNS = ["a$", "^b", "a.b", r"\bab\b", "[^x]+b", r"a\s+b", "(?s)a.*b", r"\Aa", r"b\z", "é+", "(?i)ss", "x|b$", "^$", r"\r", "ß"]
+PATTERNS = [
+    "a$",
+    "^b",
+    "a.b",
+    r"\bab\b",
+    "[^x]+b",
+    r"a\s+b",
+    "(?s)a.*b",
+    r"\Aa",
+    r"b\z",
+    "é+",
+    "(?i)ss",
+    "x|b$",
+    "^$",
+    r"\r",
+    "ß",
+]
 CONTENT = st.lists(
-    st.sampled_from([b"a", b"b", b"ab", b"A", b" ", b"\n", b"\n", b"\r\n", b"\r", b"\xff", "ß".encode(), "é".encode(), b"SS", b"xyz"]),
+    st.sampled_from(
+        [
+            b"a",
+            b"b",
+            b"ab",
+            b"A",
+            b" ",
+            b"\n",
+            b"\n",
+            b"\r\n",
+            b"\r",
+            b"\xff",
+            "ß".encode(),
+            "é".encode(),
+            b"SS",
+            b"xyz",
+        ]
+    ),
     max_size=120,
 ).map(b"".join)
 
@@ -127,8 +163,12 @@ CONTENT = st.lists(
     st.integers(1, 8),
     st.integers(1, 24),
 )
-def test_block_fast_path_equals_a_per_line_search(data, pattern, ignore_case, before, after, max_matches, block_size) -> None:
+def test_block_fast_path_equals_a_per_line_search(
+    data, pattern, ignore_case, before, after, max_matches, block_size
+) -> None:
     matcher = compile_matcher(pattern[0], regex=pattern[1], ignore_case=ignore_case)
     expected = naive_grep(data, matcher.search, before=before, after=after, max_matches=max_matches)
-    result = grep_lines(BytesReader(data), "k", matcher, before=before, after=after, max_matches=max_matches, block_size=block_size)
+    result = grep_lines(
+        BytesReader(data), "k", matcher, before=before, after=after, max_matches=max_matches, block_size=block_size
+    )
     assert result.text == expected

@@ -43,7 +43,12 @@ def test_finish_happens_once_and_sets_ttl(jobs: JobStore, redis_client) -> None:
     assert jobs.finish("j1", JobStatus.SUCCEEDED, result="ABSTRACT", report={"content": "x", "found": True})
     assert not jobs.finish("j1", JobStatus.FAILED, error="late worker")
     record = jobs.get("j1")
-    assert (record.status, record.result, record.report, record.error) == (JobStatus.SUCCEEDED, "ABSTRACT", {"content": "x", "found": True}, None)
+    assert (record.status, record.result, record.report, record.error) == (
+        JobStatus.SUCCEEDED,
+        "ABSTRACT",
+        {"content": "x", "found": True},
+        None,
+    )
     assert 0 < redis_client.ttl(keys.job("j1")) <= 600
     assert jobs.overdue(now=time.time() + 3600) == []
 
@@ -89,9 +94,12 @@ def test_session_listing_and_delete(jobs: JobStore) -> None:
     jobs.delete(["a"])
     assert [j.id for j in jobs.list_for_session("s1")] == ["b"]
 
+
 # --- per-tenant live jobs (the concurrency limit) ------------------------------------------------
 def tenant_job(jobs: JobStore, job_id: str, tenant: str = "acme", max_live: int = 0) -> JobRecord:
-    return jobs.create(JobRecord(id=job_id, session_id="s1", tenant=tenant, handle="h1", extract="errors"), max_live=max_live)
+    return jobs.create(
+        JobRecord(id=job_id, session_id="s1", tenant=tenant, handle="h1", extract="errors"), max_live=max_live
+    )
 
 
 def test_finishing_a_job_frees_its_tenant_slot(jobs: JobStore, redis_client) -> None:

@@ -33,7 +33,9 @@ def test_overdue_decisions(jobs: JobStore, redis_client) -> None:
     assert jobs.retry_overdue("j1", now=job.deadline_at - 1, max_attempts=2) is OverdueAction.SKIP
     assert jobs.retry_overdue("j1", now=late, max_attempts=2) is OverdueAction.RETRY
     assert redis_client.zscore(keys.JOBS_ACTIVE, "j1") == pytest.approx(late + 60)
-    assert jobs.retry_overdue("j1", now=late, max_attempts=2) is OverdueAction.SKIP, "a second watchdog in the same tick"
+    assert jobs.retry_overdue("j1", now=late, max_attempts=2) is OverdueAction.SKIP, (
+        "a second watchdog in the same tick"
+    )
     assert jobs.retry_overdue("j1", now=late + 61, max_attempts=2) is OverdueAction.GIVE_UP
     assert jobs.get("j1").status is JobStatus.QUEUED, "giving up is the caller's ending, through outcomes"
 

@@ -30,8 +30,15 @@ LINES[2_222] = FACT
 
 
 def ctx(extract: str = "Find the payment error for order ORD-77341") -> PromptContext:
-    return PromptContext(tool_name="shell", tool_args_json='{"cmd": "cat app.log"}', extract=extract, nonce=NONCE,
-                         doc_bytes=len("\n".join(LINES)), doc_lines=len(LINES), doc_tokens=40_000)
+    return PromptContext(
+        tool_name="shell",
+        tool_args_json='{"cmd": "cat app.log"}',
+        extract=extract,
+        nonce=NONCE,
+        doc_bytes=len("\n".join(LINES)),
+        doc_lines=len(LINES),
+        doc_tokens=40_000,
+    )
 
 
 def map_call(text: str = "\n".join(LINES), extract: str | None = None) -> list[dict]:
@@ -75,8 +82,14 @@ def test_tool_calls_are_parsed_and_the_loop_reaches_an_answer(offline_model) -> 
 
 def tool_turn(reply: LLMReply) -> list[dict]:
     """The assistant's tool-call message and the results of a tiny Read/Grep over LINES."""
-    calls = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in reply.tool_calls]
-    results = [{"role": "tool", "tool_call_id": c.id, "content": run_tool(c.name, json.loads(c.arguments))} for c in reply.tool_calls]
+    calls = [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+        for c in reply.tool_calls
+    ]
+    results = [
+        {"role": "tool", "tool_call_id": c.id, "content": run_tool(c.name, json.loads(c.arguments))}
+        for c in reply.tool_calls
+    ]
     return ([{"role": "assistant", "content": reply.content, "tool_calls": calls}] if calls else []) + results
 
 
@@ -89,10 +102,13 @@ def run_tool(name: str, args: dict) -> str:
     return "\n".join(f"{i}: {LINES[i - 1]}" for i in range(args["offset"], args["offset"] + args["limit"]))
 
 
-@pytest.mark.parametrize(("malformed", "expected"), [
-    ("no_closing_tag", f"{open_tag(NONCE)}\n{FACT}\n"),
-    ("no_wrapper", FACT),
-])
+@pytest.mark.parametrize(
+    ("malformed", "expected"),
+    [
+        ("no_closing_tag", f"{open_tag(NONCE)}\n{FACT}\n"),
+        ("no_wrapper", FACT),
+    ],
+)
 def test_malformed_knobs_reach_the_client(offline_model, malformed: str, expected: str) -> None:
     assert offline_model.client(f"malformed={malformed}").complete(map_call()).content == expected
 
@@ -105,7 +121,12 @@ def test_wrong_nonce_knob_reaches_the_client(offline_model) -> None:
 def test_think_block_is_sent_but_litellm_moves_it_out_of_content(offline_model) -> None:
     """litellm puts a leading <think> block into reasoning_content: the engine never sees it."""
     body = {"model": "m", "messages": map_call()}
-    raw = httpx.post(f"{offline_model.base_url}/chat/completions", json=body, headers={"X-Offline-Model": "malformed=think_block"}, timeout=10)
+    raw = httpx.post(
+        f"{offline_model.base_url}/chat/completions",
+        json=body,
+        headers={"X-Offline-Model": "malformed=think_block"},
+        timeout=10,
+    )
     assert raw.json()["choices"][0]["message"]["content"].startswith("<think>")
     content = offline_model.client("malformed=think_block").complete(map_call()).content
     assert "<think>" not in content and content.strip() == f"{open_tag(NONCE)}\n{FACT}\n{close_tag(NONCE)}"
@@ -148,7 +169,9 @@ def test_bad_request_is_not_retryable(offline_model) -> None:
 
 
 def test_unreachable_provider_is_a_retryable_call_error() -> None:
-    client = LiteLLMClient("openai/toolout-offline", api_base="http://127.0.0.1:9/v1", api_key="x", num_retries=0, timeout=2)
+    client = LiteLLMClient(
+        "openai/toolout-offline", api_base="http://127.0.0.1:9/v1", api_key="x", num_retries=0, timeout=2
+    )
     with pytest.raises(LLMCallError) as caught:
         client.complete(unique_call())
     assert caught.value.retryable
@@ -202,6 +225,8 @@ def test_model_limits_fall_back_for_unknown_models_and_cap_output_for_known_ones
 
 
 def test_client_from_settings_uses_the_model_settings() -> None:
-    client = client_from_settings(Settings(model="openai/x", model_api_base="http://h/v1", model_timeout_seconds=7, model_num_retries=0))
+    client = client_from_settings(
+        Settings(model="openai/x", model_api_base="http://h/v1", model_timeout_seconds=7, model_num_retries=0)
+    )
     assert (client.model, client.api_base, client.timeout, client.num_retries) == ("openai/x", "http://h/v1", 7, 0)
     assert "offline" not in repr(client)

@@ -29,16 +29,26 @@ FACT = "2024-03-07T10:15:00 ERROR payment gateway declined order ORD-77341 (code
 
 def log_lines(n: int = 10_000, planted_at: int | None = 6_123) -> list[str]:
     levels = ("INFO", "INFO", "INFO", "WARN", "DEBUG")
-    lines = [f"2024-03-07T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d} {levels[i % 5]} worker-{i % 13} "
-             f"processed batch {i} in {i % 97} ms for user u{i % 500}" for i in range(n)]
+    lines = [
+        f"2024-03-07T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d} {levels[i % 5]} worker-{i % 13} "
+        f"processed batch {i} in {i % 97} ms for user u{i % 500}"
+        for i in range(n)
+    ]
     if planted_at is not None:
         lines[planted_at] = FACT
     return lines
 
 
 def ctx(extract: str) -> PromptContext:
-    return PromptContext(tool_name="shell", tool_args_json='{"cmd": "cat app.log"}', extract=extract, nonce=NONCE,
-                         doc_bytes=1000, doc_lines=10, doc_tokens=300)
+    return PromptContext(
+        tool_name="shell",
+        tool_args_json='{"cmd": "cat app.log"}',
+        extract=extract,
+        nonce=NONCE,
+        doc_bytes=1000,
+        doc_lines=10,
+        doc_tokens=300,
+    )
 
 
 def map_call(extract: str, text: str) -> list[dict]:
@@ -81,7 +91,9 @@ def test_split_units_cuts_long_lines_at_record_then_comma_boundaries() -> None:
 
 
 def test_no_match_says_no_relevant_data_and_describes_the_text() -> None:
-    answer = extract_answer("\n".join(log_lines(planted_at=None)), "database connection timeouts for ORD-1", budget_bytes=4000)
+    answer = extract_answer(
+        "\n".join(log_lines(planted_at=None)), "database connection timeouts for ORD-1", budget_bytes=4000
+    )
     first, searched, description = answer.splitlines()
     assert first == NO_RELEVANT_DATA
     assert "ord-1" in searched and "timeouts" in searched
@@ -102,18 +114,26 @@ def test_answers_keep_document_order_and_respect_the_budget() -> None:
 
 
 def test_query_terms_keep_identifiers_numbers_and_quoted_phrases() -> None:
-    terms = {t.text: t for t in query_terms('Extract all "connection reset" errors for user_id 4821 on api.example.com')}
+    terms = {
+        t.text: t for t in query_terms('Extract all "connection reset" errors for user_id 4821 on api.example.com')
+    }
     assert {"connection reset", "user_id", "4821", "api.example.com", "error"} <= set(terms)
     assert terms["connection reset"].strong and terms["4821"].strong and not terms["error"].strong
     assert not {"extract", "all", "for", "on"} & set(terms)
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ('[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]', "a JSON array of objects with keys id, name"),
-    ("id,name,email\n1,a,a@x\n2,b,b@x\n", "CSV rows with columns id, name, email"),
-    ("2024-01-01 10:00:00 INFO start\n2024-01-01 10:00:05 ERROR boom\n", "log lines with levels INFO/ERROR, timestamps"),
-    ("The quick brown fox jumps over the lazy dog. The fox sleeps.", "plain text (frequent words: fox"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}]', "a JSON array of objects with keys id, name"),
+        ("id,name,email\n1,a,a@x\n2,b,b@x\n", "CSV rows with columns id, name, email"),
+        (
+            "2024-01-01 10:00:00 INFO start\n2024-01-01 10:00:05 ERROR boom\n",
+            "log lines with levels INFO/ERROR, timestamps",
+        ),
+        ("The quick brown fox jumps over the lazy dog. The fox sleeps.", "plain text (frequent words: fox"),
+    ],
+)
 def test_descriptions_name_the_shape_of_the_text(text: str, expected: str) -> None:
     assert expected in describe(text)
 
@@ -144,7 +164,11 @@ def test_map_call_answers_inside_the_nonce_wrapper_and_ignores_the_instruction_l
     messages = map_call("the final report wrapper instructions", "alpha\nbeta")
     assert chunk_text(message_text(messages[1])) == "alpha\nbeta"
     answer = respond({"messages": messages}, OfflineModelConfig())
-    assert answer.kind == "map" and answer.content.startswith(open_tag(NONCE)) and answer.content.endswith(close_tag(NONCE))
+    assert (
+        answer.kind == "map"
+        and answer.content.startswith(open_tag(NONCE))
+        and answer.content.endswith(close_tag(NONCE))
+    )
     assert content_of(answer.content).found is False
 
 
@@ -160,13 +184,16 @@ def test_extract_section_stops_at_the_next_header_even_in_reduce_prompts() -> No
     assert "quoted" in section(prompt, "CHUNK OUTPUTS")
 
 
-@pytest.mark.parametrize(("malformed", "check"), [
-    ("none", lambda t: t == f"{open_tag(NONCE)}\n{FACT}\n{close_tag(NONCE)}"),
-    ("no_closing_tag", lambda t: t.startswith(open_tag(NONCE)) and close_tag(NONCE) not in t),
-    ("think_block", lambda t: t.startswith("<think>") and t.endswith(close_tag(NONCE))),
-    ("wrong_nonce", lambda t: "-FINAL" in t and NONCE not in t),
-    ("no_wrapper", lambda t: t == FACT),
-])
+@pytest.mark.parametrize(
+    ("malformed", "check"),
+    [
+        ("none", lambda t: t == f"{open_tag(NONCE)}\n{FACT}\n{close_tag(NONCE)}"),
+        ("no_closing_tag", lambda t: t.startswith(open_tag(NONCE)) and close_tag(NONCE) not in t),
+        ("think_block", lambda t: t.startswith("<think>") and t.endswith(close_tag(NONCE))),
+        ("wrong_nonce", lambda t: "-FINAL" in t and NONCE not in t),
+        ("no_wrapper", lambda t: t == FACT),
+    ],
+)
 def test_malformed_knob_shapes_the_final_answer(malformed: str, check) -> None:
     body = {"messages": map_call("ORD-77341", FACT)}
     assert check(respond(body, OfflineModelConfig(malformed=malformed)).content)
@@ -200,9 +227,18 @@ def agent_turns(lines: list[str], extract: str, max_turns: int = 5) -> list:
         answers.append(answer)
         if not answer.tool_calls:
             return answers
-        messages = messages + [{"role": "assistant", "content": None, "tool_calls": answer.tool_calls}] + [
-            {"role": "tool", "tool_call_id": c["id"], "content": run_tool(lines, c["function"]["name"], json.loads(c["function"]["arguments"]))}
-            for c in answer.tool_calls]
+        messages = (
+            messages
+            + [{"role": "assistant", "content": None, "tool_calls": answer.tool_calls}]
+            + [
+                {
+                    "role": "tool",
+                    "tool_call_id": c["id"],
+                    "content": run_tool(lines, c["function"]["name"], json.loads(c["function"]["arguments"])),
+                }
+                for c in answer.tool_calls
+            ]
+        )
     raise AssertionError("the offline model never answered")
 
 
@@ -214,7 +250,10 @@ def test_read_grep_flow_greps_then_reads_around_the_best_hit_then_answers() -> N
     assert grep_args["handle"] == HANDLE and grep_args["regex"] is True and grep_args["ignore_case"] is True
     assert re.search(grep_args["pattern"], FACT, re.IGNORECASE)
     read_args = json.loads(read.tool_calls[0]["function"]["arguments"])
-    assert read.tool_calls[0]["function"]["name"] == "Read" and read_args["offset"] <= 1_501 < read_args["offset"] + read_args["limit"]
+    assert (
+        read.tool_calls[0]["function"]["name"] == "Read"
+        and read_args["offset"] <= 1_501 < read_args["offset"] + read_args["limit"]
+    )
     assert final.kind == "read-grep" and content_of(final.content).content == FACT
 
 
@@ -226,7 +265,10 @@ def test_read_grep_without_a_match_reads_the_head_and_describes_the_file() -> No
 
 
 def test_tool_call_ids_are_deterministic() -> None:
-    body = {"messages": read_grep_messages(ctx("ORD-77341"), handle_filename=HANDLE, root="/r"), "tools": sub_agent_tools()}
+    body = {
+        "messages": read_grep_messages(ctx("ORD-77341"), handle_filename=HANDLE, root="/r"),
+        "tools": sub_agent_tools(),
+    }
     assert respond(body, OfflineModelConfig()).tool_calls == respond(body, OfflineModelConfig()).tool_calls
 
 
@@ -246,11 +288,18 @@ def test_grep_context_lines_and_notes_are_told_apart_from_hits() -> None:
 def test_header_overrides_env_defaults() -> None:
     base = OfflineModelConfig.from_env({"TOOLOUT_OFFLINE_LATENCY_MS": "25", "TOOLOUT_OFFLINE_MALFORMED": "no_wrapper"})
     knobs = base.with_header("error_rate=0.5; error_kinds=429,timeout ;malformed=think_block")
-    assert (knobs.latency_ms, knobs.error_rate, knobs.error_kinds, knobs.malformed) == (25.0, 0.5, ("429", "timeout"), "think_block")
+    assert (knobs.latency_ms, knobs.error_rate, knobs.error_kinds, knobs.malformed) == (
+        25.0,
+        0.5,
+        ("429", "timeout"),
+        "think_block",
+    )
     assert parse_header("") == {}
 
 
-@pytest.mark.parametrize("header", ["bogus=1", "error_rate=2", "error_kinds=418", "malformed=sloppy", "latency_ms", "answer_bytes=x"])
+@pytest.mark.parametrize(
+    "header", ["bogus=1", "error_rate=2", "error_kinds=418", "malformed=sloppy", "latency_ms", "answer_bytes=x"]
+)
 def test_bad_knobs_are_refused_with_a_reason(header: str) -> None:
     with pytest.raises(ValueError):
         OfflineModelConfig().with_header(header)

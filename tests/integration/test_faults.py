@@ -31,7 +31,10 @@ TERMINAL = {"succeeded", "failed", "canceled"}
 
 def log_document(lines: int = 1500) -> bytes:
     """~37k tokens of filler with one planted fact: six chunks at the stack's 8k context."""
-    filler = [f"2026-11-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z INFO inventory[3] synced batch {i} of catalog" for i in range(lines)]
+    filler = [
+        f"2026-11-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z INFO inventory[3] synced batch {i} of catalog"
+        for i in range(lines)
+    ]
     filler.insert(lines * 2 // 3, FACT)
     return ("\n".join(filler) + "\n").encode()
 
@@ -67,7 +70,11 @@ def wait_terminal(client: ToolOutClient, ids: list[str], timeout: float) -> dict
         return all(seen[i]["status"] in TERMINAL for i in ids)
 
     if not poll_until(all_done, timeout, interval=0.5):
-        live = {i: (seen[i]["status"], seen[i]["attempts"], seen[i]["chunks_done"], seen[i]["chunks_total"]) for i in ids if seen[i]["status"] not in TERMINAL}
+        live = {
+            i: (seen[i]["status"], seen[i]["attempts"], seen[i]["chunks_done"], seen[i]["chunks_total"])
+            for i in ids
+            if seen[i]["status"] not in TERMINAL
+        }
         pytest.fail(f"{len(live)} job(s) still live after {timeout:.0f}s: {live}")
     return seen
 
@@ -128,10 +135,12 @@ def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(f
     events = model_events(stack, offset)
     retried = sum(1 for j in jobs.values() if j["attempts"] > 1)
     calls = sum(j["usage"]["calls"] for j in jobs.values())
-    print(f"\nR1: 20 jobs x {jobs[ids[0]]['chunks_total']} chunks; worker-2 SIGKILLed at {kill_at:.1f}s with "
-          f"{done_at_kill[0]}/{done_at_kill[1]} chunks done, back at {back_at:.1f}s; all terminal at {finished_at:.1f}s "
-          f"({finished_at - kill_at:.1f}s after the kill); {retried} job(s) re-submitted by the watchdog; "
-          f"usage.calls {calls} vs model answers served {events['answers']} ({events['answers'] - calls} not applied)")
+    print(
+        f"\nR1: 20 jobs x {jobs[ids[0]]['chunks_total']} chunks; worker-2 SIGKILLed at {kill_at:.1f}s with "
+        f"{done_at_kill[0]}/{done_at_kill[1]} chunks done, back at {back_at:.1f}s; all terminal at {finished_at:.1f}s "
+        f"({finished_at - kill_at:.1f}s after the kill); {retried} job(s) re-submitted by the watchdog; "
+        f"usage.calls {calls} vs model answers served {events['answers']} ({events['answers'] - calls} not applied)"
+    )
     for job_id, job in jobs.items():
         assert job["status"] == "succeeded" and job["mode_used"] == "full-chunked", job
         assert FACT in job["result"] and job["fallback_reason"] is None
@@ -180,9 +189,11 @@ def test_r2_redis_down_mid_run_gives_bounded_503s_and_no_job_is_left_behind(faul
     workers_back = processes.wait_for(stack.workers_answering, timeout=20, interval=0.5)
     statuses = Counter(j["status"] for j in jobs.values())
     attempts = Counter(j["attempts"] for j in jobs.values())
-    print(f"\nR2: Redis down {up_at - down_at:.1f}s; during the outage {answered}; after restart: {refused} 503(s) before "
-          f"a new job was accepted, which succeeded {fresh_done:.1f}s after Redis returned; the 6 earlier jobs were all "
-          f"terminal {settled:.1f}s after it returned: {dict(statuses)}, attempts {dict(attempts)}")
+    print(
+        f"\nR2: Redis down {up_at - down_at:.1f}s; during the outage {answered}; after restart: {refused} 503(s) before "
+        f"a new job was accepted, which succeeded {fresh_done:.1f}s after Redis returned; the 6 earlier jobs were all "
+        f"terminal {settled:.1f}s after it returned: {dict(statuses)}, attempts {dict(attempts)}"
+    )
     assert fresh_job["status"] == "succeeded" and FACT in fresh_job["result"], fresh_job
     assert settled <= 2 * DEADLINE_SECONDS + 10 * WATCHDOG_INTERVAL_SECONDS
     assert workers_back, "a worker did not survive the broker restart (see workers/broker_guard.py)"
@@ -215,8 +226,10 @@ def test_cancel_revokes_the_queued_tasks_on_the_workers_and_stops_model_calls(fa
         revoked = revoked_on_workers(stack)
         wait_terminal(client, ids, timeout=DEADLINE_SECONDS + 30)
         after = client.job(ids[-1])
-    print(f"\ncancel: {len(task_ids)} task ids recorded, revoked on {len(revoked)} worker(s); "
-          f"LLM calls reserved {reserved_at_cancel} at cancel, {after['llm_calls_reserved']} after the other jobs finished")
+    print(
+        f"\ncancel: {len(task_ids)} task ids recorded, revoked on {len(revoked)} worker(s); "
+        f"LLM calls reserved {reserved_at_cancel} at cancel, {after['llm_calls_reserved']} after the other jobs finished"
+    )
     assert canceled["status"] == after["status"] == "canceled"
     assert len(task_ids) == after["chunks_total"] + 1
     assert len(revoked) == 2 and all(task_ids <= ids_ for ids_ in revoked.values()), revoked
@@ -253,8 +266,10 @@ def test_r3_model_faults_are_retried_by_litellm_and_a_dead_model_ends_every_job(
         flaky = wait_terminal(client, ids, timeout=DEADLINE_SECONDS * 2 + 20)
     flaky_seconds, flaky_events = time.monotonic() - started, model_events(stack, offset)
     calls = sum(j["usage"]["calls"] for j in flaky.values())
-    print(f"\nR3 at 30%: {len(ids)} jobs ({calls} LLM calls) all terminal in {flaky_seconds:.1f}s; the model answered "
-          f"{flaky_events['answers']} times and injected {dict((k, v) for k, v in flaky_events.items() if k != 'answers')}")
+    print(
+        f"\nR3 at 30%: {len(ids)} jobs ({calls} LLM calls) all terminal in {flaky_seconds:.1f}s; the model answered "
+        f"{flaky_events['answers']} times and injected {dict((k, v) for k, v in flaky_events.items() if k != 'answers')}"
+    )
     for job in flaky.values():
         assert job["status"] == "succeeded" and job["fallback_reason"] is None, job
         assert job["mode_used"] in ("full-chunked", "read-grep") and FACT in job["result"]
@@ -267,10 +282,16 @@ def test_r3_model_faults_are_retried_by_litellm_and_a_dead_model_ends_every_job(
         ids = submit_jobs(client, handle, 3) + submit_jobs(client, handle, 1, mode="read-grep")
         dead = wait_terminal(client, ids, timeout=DEADLINE_SECONDS * 2 + 30)
     dead_seconds, dead_events = time.monotonic() - started, model_events(stack, offset)
-    print(f"R3 at 100%: {len(ids)} jobs all terminal in {dead_seconds:.1f}s: "
-          f"{dict(Counter((j['status'], j['mode_used']) for j in dead.values()))}; model injected "
-          f"{dict((k, v) for k, v in dead_events.items() if k != 'answers')}, answered {dead_events['answers']}")
+    print(
+        f"R3 at 100%: {len(ids)} jobs all terminal in {dead_seconds:.1f}s: "
+        f"{dict(Counter((j['status'], j['mode_used']) for j in dead.values()))}; model injected "
+        f"{dict((k, v) for k, v in dead_events.items() if k != 'answers')}, answered {dead_events['answers']}"
+    )
     for job in dead.values():
-        fell_back = job["status"] == "succeeded" and job["mode_used"] == "truncate" and "WARNING: tool_output fallback to truncate" in job["result"]
+        fell_back = (
+            job["status"] == "succeeded"
+            and job["mode_used"] == "truncate"
+            and "WARNING: tool_output fallback to truncate" in job["result"]
+        )
         assert fell_back or job["status"] == "failed", job
     assert dead_events["answers"] == 0

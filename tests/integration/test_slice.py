@@ -13,7 +13,10 @@ from toolout.client import ToolOutAPIError
 
 pytestmark = pytest.mark.integration
 
-FILLER = "".join(f"2026-11-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z INFO inventory[3] synced batch {i} of catalog\n" for i in range(60_000))
+FILLER = "".join(
+    f"2026-11-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z INFO inventory[3] synced batch {i} of catalog\n"
+    for i in range(60_000)
+)
 FACT = "2026-11-01T11:11:11Z ERROR payments[9] settlement file rejected by bank: checksum mismatch in batch 4471"
 
 
@@ -37,14 +40,29 @@ def test_upload_extract_poll_finds_the_planted_fact_with_progress(stack: Stack) 
         session = client.create_session()
         meta = client.store(session, planted_log(), tool_name="logs.fetch", tool_args='{"service": "payments"}')
         assert meta["oversized"] and meta["message"].startswith(f"Tool output is too large ({meta['bytes']} bytes, ")
-        submitted = httpx.post(f"{stack.api_url}/v1/extractions", json={
-            "handle": meta["handle"], "extract": "settlement file rejected by the bank: checksum mismatch", "mode": "full-chunked"})
+        submitted = httpx.post(
+            f"{stack.api_url}/v1/extractions",
+            json={
+                "handle": meta["handle"],
+                "extract": "settlement file rejected by the bank: checksum mismatch",
+                "mode": "full-chunked",
+            },
+        )
         assert submitted.status_code == 202
-        assert submitted.headers["Location"] == f"/v1/extractions/{submitted.json()['id']}" and submitted.headers["Retry-After"]
+        assert (
+            submitted.headers["Location"] == f"/v1/extractions/{submitted.json()['id']}"
+            and submitted.headers["Retry-After"]
+        )
         seen: list[tuple[int, int]] = []
-        job = client.wait(submitted.json()["id"], timeout=180, on_progress=lambda j: seen.append((j["chunks_done"], j["chunks_total"])))
+        job = client.wait(
+            submitted.json()["id"],
+            timeout=180,
+            on_progress=lambda j: seen.append((j["chunks_done"], j["chunks_total"])),
+        )
     assert job["status"] == "succeeded", job
-    assert job["result"].startswith(f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {meta['handle']}, STRATEGY:full-chunked:\n\n")
+    assert job["result"].startswith(
+        f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {meta['handle']}, STRATEGY:full-chunked:\n\n"
+    )
     assert FACT in job["result"]
     assert job["chunks_total"] > 1 and job["chunks_done"] == job["chunks_total"]
     assert any(0 < done < total for done, total in seen), f"no intermediate progress observed in {seen}"
@@ -78,8 +96,12 @@ def test_bad_input_gets_the_documented_4xx_shape(stack: Stack) -> None:
     error = assert_error_shape(httpx.post(f"{url}/v1/extractions", json={"handle": unknown, "extract": "x"}), 404)
     assert error["details"]["tool_result"] == unknown_handle_text(unknown)
     assert_error_shape(httpx.post(f"{url}/v1/extractions", json={"handle": handle, "extract": "   "}), 422)
-    assert_error_shape(httpx.post(f"{url}/v1/extractions", json={"handle": handle, "extract": "x", "mode": "magic"}), 422)
-    assert_error_shape(httpx.post(f"{url}/v1/extractions", content=b'{"handle": ', headers={"Content-Type": "application/json"}), 422)
+    assert_error_shape(
+        httpx.post(f"{url}/v1/extractions", json={"handle": handle, "extract": "x", "mode": "magic"}), 422
+    )
+    assert_error_shape(
+        httpx.post(f"{url}/v1/extractions", content=b'{"handle": ', headers={"Content-Type": "application/json"}), 422
+    )
     assert_error_shape(httpx.get(f"{url}/v1/extractions/not-a-job"), 422)
     assert_error_shape(httpx.get(f"{url}/v1/extractions/{unknown}"), 404)
 
@@ -100,7 +122,9 @@ def test_auto_uses_full_chunked_for_a_20_mb_single_line_json(stack: Stack) -> No
     order = datasets.ORDER_NEEDLE
     with stack.client() as client:
         session = client.create_session()
-        meta = client.store(session, datasets.json_orders(20 * 10**6), tool_name="orders_api.list", content_type="application/json")
+        meta = client.store(
+            session, datasets.json_orders(20 * 10**6), tool_name="orders_api.list", content_type="application/json"
+        )
         job = client.wait(client.submit(meta["handle"], order.request, "auto")["id"], timeout=300)
         client.delete_session(session)
     assert meta["lines"] == 1 and job["status"] == "succeeded", job

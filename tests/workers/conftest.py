@@ -30,8 +30,10 @@ def needle_model(needle: str) -> ScriptedLLM:
         text = "\n".join(m["content"] or "" for m in messages)
         hits = sorted({line.strip() for line in text.splitlines() if needle in line and "WHAT TO EXTRACT" not in line})
         body = "\n".join(hits) if hits else "NO RELEVANT DATA FOUND\nOnly filler lines."
-        return LLMReply(content=f'<ai-agent-{nonce}-FINAL format="text">\n{body}\n</ai-agent-{nonce}-FINAL>',
-                        usage=Usage(calls=1, input_tokens=100, output_tokens=10))
+        return LLMReply(
+            content=f'<ai-agent-{nonce}-FINAL format="text">\n{body}\n</ai-agent-{nonce}-FINAL>',
+            usage=Usage(calls=1, input_tokens=100, output_tokens=10),
+        )
 
     return ScriptedLLM(respond)
 
@@ -60,13 +62,28 @@ def store_output(rt: Runtime, data: bytes, *, tool_name: str = "logs.fetch") -> 
     rt.blobs.put_bytes(key, data)
     rt.blobs.put_bytes(f"{key}.tokidx", measured.index.model_dump_json().encode())
     rt.blobs.put_bytes(f"{key}.lines", build_line_index([data]).model_dump_json().encode())
-    record = OutputRecord(handle=handle, session_id=session.id, tool_name=tool_name, tool_args='{"q": 1}', stats=measured.stats,
-                          blob_key=key, index_key=f"{key}.tokidx", lines_key=f"{key}.lines")
+    record = OutputRecord(
+        handle=handle,
+        session_id=session.id,
+        tool_name=tool_name,
+        tool_args='{"q": 1}',
+        stats=measured.stats,
+        blob_key=key,
+        index_key=f"{key}.tokidx",
+        lines_key=f"{key}.lines",
+    )
     rt.records.put_output(record)
     return record
 
 
 def submit(rt: Runtime, output: OutputRecord, extract: str, mode: str = "auto") -> JobRecord:
-    job = JobRecord(id=str(uuid.uuid4()), session_id=output.session_id, handle=output.handle, tool_name=output.tool_name,
-                    extract=extract, mode_requested=mode, nonce=new_nonce())
+    job = JobRecord(
+        id=str(uuid.uuid4()),
+        session_id=output.session_id,
+        handle=output.handle,
+        tool_name=output.tool_name,
+        extract=extract,
+        mode_requested=mode,
+        nonce=new_nonce(),
+    )
     return rt.jobs.create(job)

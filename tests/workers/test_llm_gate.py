@@ -29,28 +29,50 @@ def test_a_spent_budget_ends_the_job_with_the_truncate_fallback_and_a_warning(ma
     assert done.chunks_total > 3 and len(rt.llm.calls) == 3 and done.llm_calls_reserved == 3
     assert done.status is JobStatus.SUCCEEDED and done.mode_used == "truncate"
     assert done.result.startswith(
-        f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:truncate:\n\nWARNING: tool_output fallback to truncate (chunk 4 of ")
+        f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:truncate:\n\nWARNING: tool_output fallback to truncate (chunk 4 of "
+    )
     assert "LLM call budget is spent (3 calls, max_llm_calls_per_job)" in done.fallback_reason
     assert any(r.levelname == "WARNING" and "falling back to truncate" in r.getMessage() for r in caplog.records)
 
 
 def test_the_budget_also_bounds_the_read_grep_agent(make_runtime) -> None:
-    reading = ScriptedLLM(lambda m, t: LLMReply(tool_calls=[ToolCall(id="r", name="Read", arguments=json.dumps(
-        {"handle": re.search(r"Handle/filename: (\S+)", m[0]["content"]).group(1), "offset": 1, "limit": 5}))], usage=Usage(calls=1)))
+    reading = ScriptedLLM(
+        lambda m, t: LLMReply(
+            tool_calls=[
+                ToolCall(
+                    id="r",
+                    name="Read",
+                    arguments=json.dumps(
+                        {
+                            "handle": re.search(r"Handle/filename: (\S+)", m[0]["content"]).group(1),
+                            "offset": 1,
+                            "limit": 5,
+                        }
+                    ),
+                )
+            ],
+            usage=Usage(calls=1),
+        )
+    )
     rt = make_runtime(reading, max_llm_calls_per_job=2, agent_max_turns=10)
     job = submit(rt, store_output(rt, LOG.encode()), "anything", mode="read-grep")
     pipeline.start(rt, job.id)
     run_read_grep(rt, job.id)
     done = rt.jobs.get(job.id)
     assert len(rt.llm.calls) == 2 and done.agent_turns == 2 and done.mode_used == "truncate"
-    assert done.fallback_reason.startswith("read-grep failed: model call failed: the job's LLM call budget is spent (2 calls")
+    assert done.fallback_reason.startswith(
+        "read-grep failed: model call failed: the job's LLM call budget is spent (2 calls"
+    )
 
 
 def test_concurrent_reservations_never_overshoot_the_budget(make_runtime) -> None:
     rt = make_runtime(needle_model(NEEDLE))
     job = submit(rt, store_output(rt, document()), "errors")
     granted: list[bool] = []
-    threads = [threading.Thread(target=lambda: granted.extend(rt.jobs.reserve_llm_call(job.id, 25) for _ in range(10))) for _ in range(8)]
+    threads = [
+        threading.Thread(target=lambda: granted.extend(rt.jobs.reserve_llm_call(job.id, 25) for _ in range(10)))
+        for _ in range(8)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -60,6 +82,7 @@ def test_concurrent_reservations_never_overshoot_the_budget(make_runtime) -> Non
 
 def test_a_cancel_between_two_attempts_of_one_map_stops_the_second_call(make_runtime) -> None:
     """The first answer has no wrapper (a retry would follow), but the job is canceled meanwhile."""
+
     def respond(messages, tools):
         rt.jobs.cancel(job.id)
         return LLMReply(content="no wrapper here", usage=Usage(calls=1))
@@ -77,7 +100,9 @@ def test_a_cancel_between_agent_turns_stops_the_agent(make_runtime) -> None:
     def respond(messages, tools):
         rt.jobs.cancel(job.id)
         handle = re.search(r"Handle/filename: (\S+)", messages[0]["content"]).group(1)
-        return LLMReply(tool_calls=[ToolCall(id="g", name="Grep", arguments=json.dumps({"handle": handle, "pattern": "ERROR"}))])
+        return LLMReply(
+            tool_calls=[ToolCall(id="g", name="Grep", arguments=json.dumps({"handle": handle, "pattern": "ERROR"}))]
+        )
 
     rt = make_runtime(ScriptedLLM(respond))
     job = submit(rt, store_output(rt, LOG.encode()), "errors", mode="read-grep")

@@ -44,7 +44,9 @@ def test_full_chunked_finds_the_needle_across_many_chunks(make_runtime) -> None:
     done = rt.jobs.get(job.id)
     assert done.status is JobStatus.SUCCEEDED
     assert done.chunks_total > 10 and done.chunks_done == done.chunks_total
-    assert done.result.startswith(f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:full-chunked:\n\n")
+    assert done.result.startswith(
+        f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:full-chunked:\n\n"
+    )
     assert NEEDLE in done.result
     assert done.usage.calls == len(rt.llm.calls) and done.usage.input_tokens == 100 * done.usage.calls
 
@@ -80,7 +82,9 @@ def test_not_found_is_a_success_that_says_what_was_searched(make_runtime) -> Non
 
 
 def test_a_chunk_without_a_wrapper_is_retried_once_then_the_job_falls_back(make_runtime) -> None:
-    rt = make_runtime(ScriptedLLM(lambda messages, tools: LLMReply(content="I think the answer is 42", usage=Usage(calls=1))))
+    rt = make_runtime(
+        ScriptedLLM(lambda messages, tools: LLMReply(content="I think the answer is 42", usage=Usage(calls=1)))
+    )
     output = store_output(rt, document())
     job = submit(rt, output, "anything", mode="full-chunked")
     drive(rt, job.id)
@@ -123,7 +127,9 @@ def test_explicit_truncate_keeps_top_and_bottom(make_runtime) -> None:
     job = submit(rt, output, "anything", mode="truncate")
     assert pipeline.start(rt, job.id) is None
     done = rt.jobs.get(job.id)
-    assert done.result.startswith(f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:truncate:\n\n")
+    assert done.result.startswith(
+        f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:truncate:\n\n"
+    )
     assert "WARNING" not in done.result and "bytes truncated" in done.result
     assert FILLER[:40] in done.result and rt.llm.calls == []
 

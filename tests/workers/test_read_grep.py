@@ -13,7 +13,9 @@ from workers import pipeline
 from workers.agent import run_read_grep
 
 LOG = "".join(f"2026-11-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z INFO served request {i}\n" for i in range(20_000))
-LOG = LOG.replace("served request 12345\n", "served request 12345\n2026-11-01T03:25:46Z ERROR billing: connection pool exhausted\n")
+LOG = LOG.replace(
+    "served request 12345\n", "served request 12345\n2026-11-01T03:25:46Z ERROR billing: connection pool exhausted\n"
+)
 
 
 def grepping_model(target_handle: str | None = None) -> ScriptedLLM:
@@ -26,9 +28,13 @@ def grepping_model(target_handle: str | None = None) -> ScriptedLLM:
         tool_results = [m["content"] for m in messages if m["role"] == "tool"]
         if not tool_results:
             args = json.dumps({"handle": handle, "pattern": "pool exhausted", "before": 1})
-            return LLMReply(tool_calls=[ToolCall(id="g1", name="Grep", arguments=args)], usage=Usage(calls=1, input_tokens=300))
-        return LLMReply(content=f'<ai-agent-{nonce}-FINAL format="text">{tool_results[-1]}</ai-agent-{nonce}-FINAL>',
-                        usage=Usage(calls=1, input_tokens=400, output_tokens=30))
+            return LLMReply(
+                tool_calls=[ToolCall(id="g1", name="Grep", arguments=args)], usage=Usage(calls=1, input_tokens=300)
+            )
+        return LLMReply(
+            content=f'<ai-agent-{nonce}-FINAL format="text">{tool_results[-1]}</ai-agent-{nonce}-FINAL>',
+            usage=Usage(calls=1, input_tokens=400, output_tokens=30),
+        )
 
     return ScriptedLLM(respond)
 
@@ -41,7 +47,9 @@ def test_read_grep_reports_the_grepped_lines_with_line_numbers(make_runtime) -> 
     run_read_grep(rt, job.id)
     done = rt.jobs.get(job.id)
     assert done.status is JobStatus.SUCCEEDED and done.mode_used == "read-grep"
-    assert done.result.startswith(f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:read-grep:\n\n")
+    assert done.result.startswith(
+        f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:read-grep:\n\n"
+    )
     assert " 12347:\t2026-11-01T03:25:46Z ERROR billing: connection pool exhausted" in done.result
     assert (done.agent_turns, done.agent_tool_calls, done.usage.calls) == (2, 1, 2)
     assert done.usage.input_tokens < output.stats.tokens * 0.05
@@ -60,8 +68,23 @@ def test_grep_on_another_file_is_a_tool_error_never_access(make_runtime) -> None
 
 
 def test_exhausted_bounds_end_in_the_warning_fallback(make_runtime) -> None:
-    looping = ScriptedLLM(lambda m, t: LLMReply(tool_calls=[ToolCall(id="r", name="Read", arguments=json.dumps(
-        {"handle": re.search(r"Handle/filename: (\S+)", m[0]["content"]).group(1), "offset": 1, "limit": 5}))]))
+    looping = ScriptedLLM(
+        lambda m, t: LLMReply(
+            tool_calls=[
+                ToolCall(
+                    id="r",
+                    name="Read",
+                    arguments=json.dumps(
+                        {
+                            "handle": re.search(r"Handle/filename: (\S+)", m[0]["content"]).group(1),
+                            "offset": 1,
+                            "limit": 5,
+                        }
+                    ),
+                )
+            ]
+        )
+    )
     rt = make_runtime(looping, agent_max_turns=4)
     output = store_output(rt, LOG.encode())
     job = submit(rt, output, "anything", mode="read-grep")

@@ -6,7 +6,6 @@ which is also how these tests show the pipeline is idempotent: stored chunk resu
 
 from __future__ import annotations
 
-
 from extraction.protocols import LLMReply
 from extraction.testing import ScriptedLLM
 from infra.jobstore import JobStatus, JobStore
@@ -71,7 +70,9 @@ def test_canceled_and_finished_jobs_are_left_alone_and_leave_the_active_set(make
     submitted = Recorder()
     report = run_watchdog_once(rt, canceled.deadline_at + 10**6, submit=submitted)
     assert report.retried == report.failed == submitted.job_ids == []
-    assert rt.jobs.get(canceled.id).status is JobStatus.CANCELED and rt.jobs.get(finished.id).status is JobStatus.SUCCEEDED
+    assert (
+        rt.jobs.get(canceled.id).status is JobStatus.CANCELED and rt.jobs.get(finished.id).status is JobStatus.SUCCEEDED
+    )
     assert rt.jobs.get(canceled.id).attempts == 1
 
 
