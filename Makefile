@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test bench redis install clean
+.PHONY: demo test lint bench redis install clean
 
 install: $(STAMP)
 
@@ -25,6 +25,11 @@ redis:
 
 demo: install redis
 	$(PY) -m toolout.cli demo
+
+lint: install
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 test: install redis
 	$(PY) -m pytest -q
