@@ -69,7 +69,8 @@ def announce_auth_mode(settings: Settings, key_store: ApiKeyStore) -> None:
         return
     if count == 0:
         log.warning(
-            "auth mode: keys, but no API key exists: every /v1 request is a 401; create one with `toolout keys create --tenant T`"
+            "auth mode: keys, but no API key exists: every /v1 request is a 401; create one with `toolout "
+            "keys create --tenant T`"
         )
     else:
         log.info("auth mode: keys (%d API key(s))", count)

@@ -34,7 +34,8 @@ IdempotencyKey = Annotated[
         max_length=MAX_KEY_CHARS,
         pattern=KEY_PATTERN,
         description="Retry-safe requests: the same key with the same request replays the first response "
-        f"(a UUID4 is ideal; 1-{MAX_KEY_CHARS} visible ASCII characters). Kept per tenant for TOOLOUT_IDEMPOTENCY_TTL_SECONDS.",
+        f"(a UUID4 is ideal; 1-{MAX_KEY_CHARS} visible ASCII characters). Kept per tenant for "
+        "TOOLOUT_IDEMPOTENCY_TTL_SECONDS.",
     ),
 ]
 """The header as a route parameter: a malformed key is a 422 before anything runs."""

@@ -105,7 +105,10 @@ class _Pipeline:
 
 
 async def spool(stream: AsyncIterator[bytes], *, directory: Path, limit: int, encoding: str) -> Spooled:
-    """Receive `stream` into a temp file under `directory`; `PayloadTooLarge` past `limit` bytes, `InvalidInput` if empty."""
+    """Receive `stream` into a temp file under `directory`.
+
+    `PayloadTooLarge` past `limit` bytes, `InvalidInput` if the body is empty.
+    """
     fd, name = tempfile.mkstemp(prefix=SPOOL_PREFIX, dir=directory)
     path = Path(name)
     try:

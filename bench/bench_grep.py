@@ -13,6 +13,7 @@ or any run disagrees with grep on the matching line numbers.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import subprocess
@@ -123,18 +124,21 @@ def main() -> int:
     size, block = args.path.stat().st_size, int(args.block_mb * (1 << 20))
     build_t, index = best_of(1, lambda: index_blob(FileReader(args.path), "bench"))
     print(
-        f"P4 grep: {size / 2**20:.0f} MiB, block {args.block_mb:g} MiB, best of {args.runs}, target ours/grep <= {TARGET}x (indexed)"
+        f"P4 grep: {size / 2**20:.0f} MiB, block {args.block_mb:g} MiB, best of {args.runs}, target "
+        f"ours/grep <= {TARGET}x (indexed)"
     )
     print(
-        f"  LineIndex build (once per blob): {build_t * 1000:.0f} ms, {len(index.offsets)} offsets, {index.lines:,} lines"
+        f"  LineIndex build (once per blob): {build_t * 1000:.0f} ms, {len(index.offsets)} offsets, "
+        f"{index.lines:,} lines"
     )
     failed = False
     for name, pattern, regex, ignore_case, flags in CASES:
         run_grep(args.path, pattern, flags)  # warm the page cache
-        theirs_t, theirs = best_of(args.runs, lambda: run_grep(args.path, pattern, flags))
+        theirs_t, theirs = best_of(args.runs, functools.partial(run_grep, args.path, pattern, flags))
         print(f"  {name:<11} grep -n {' '.join(flags):<5} {theirs_t * 1000:7.1f} ms  ({len(theirs)} matching lines)")
         for label, idx in (("indexed", index), ("no index", None)):
-            ours_t, ours = best_of(args.runs, lambda: run_ours(args.path, pattern, regex, ignore_case, idx, block))
+            ours = functools.partial(run_ours, args.path, pattern, regex, ignore_case, idx, block)
+            ours_t, ours = best_of(args.runs, ours)
             ratio = ours_t / theirs_t
             ok = ours == theirs and (idx is None or ratio <= TARGET)
             failed |= not ok

@@ -287,11 +287,13 @@ def check_job(job: dict, chunks: int) -> None:
     """The job must have taken the shape the baseline prices: `chunks` maps, then one reduce."""
     if job["status"] != "succeeded" or job["mode_used"] != "full-chunked":
         raise RuntimeError(
-            f"job {job['id']} ended {job['status']} / {job['mode_used']}: {job.get('error') or job.get('fallback_reason')}"
+            f"job {job['id']} ended {job['status']} / {job['mode_used']}: "
+            f"{job.get('error') or job.get('fallback_reason')}"
         )
     if job["chunks_total"] != chunks or job["reduce_level"] != 0:
         raise RuntimeError(
-            f"job {job['id']} had {job['chunks_total']} chunks and reduce level {job['reduce_level']}, wanted {chunks} and 0"
+            f"job {job['id']} had {job['chunks_total']} chunks and reduce level {job['reduce_level']}, "
+            f"wanted {chunks} and 0"
         )
 
 
@@ -696,7 +698,8 @@ def main() -> int:
     processes.ensure_redis(args.redis_url)
     missed = False
     print(
-        f"toolout service bench: {os.cpu_count()} cores, Redis {args.redis_url}, logs in {REPO_ROOT / 'var' / 'bench' / 'logs'}\n"
+        f"toolout service bench: {os.cpu_count()} cores, Redis {args.redis_url}, logs in "
+        f"{REPO_ROOT / 'var' / 'bench' / 'logs'}\n"
     )
     for part in args.only:
         started = time.perf_counter()

@@ -43,13 +43,21 @@ TARGET_RATIO = 0.80
 TARGET_PLAN_EXTRA = 0.10
 TARGET_STREAM_MB = 64
 
-WORDS = ["the", "request", "failed", "because", "upstream", "timeout", "retry", "status", "error", "warning", "info", "user", "order", "payment", "invoice", "shipped", "pending", "cancelled", "région", "données", "überprüfung", "東京", "注文", "статус", "✓", "→", "latency", "p99"]
+# a word list reads best packed, not one word per line
+# fmt: off
+WORDS = [
+    "the", "request", "failed", "because", "upstream", "timeout", "retry", "status", "error", "warning", "info",
+    "user", "order", "payment", "invoice", "shipped", "pending", "cancelled", "région", "données", "überprüfung",
+    "東京", "注文", "статус", "✓", "→", "latency", "p99",
+]
+# fmt: on
 
 
 # --- corpus ------------------------------------------------------------------------------------
 def log_line(rnd: random.Random, n: int) -> str:
     level = rnd.choice(["INFO", "WARN", "ERROR", "DEBUG"])
-    return f"2026-01-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:{n * 7 % 60:02d}Z {level} {' '.join(rnd.choices(WORDS, k=rnd.randint(4, 18)))}"
+    words = " ".join(rnd.choices(WORDS, k=rnd.randint(4, 18)))
+    return f"2026-01-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:{n * 7 % 60:02d}Z {level} {words}"
 
 
 def json_record(rnd: random.Random, n: int) -> dict:
@@ -105,7 +113,7 @@ def raw_tokenize_seconds(data: bytes, threads: int, piece_bytes: int) -> float:
     """(a): tiktoken alone on the same pieces, pre-cut and pre-decoded, in the same batches."""
     ends = piece_ends(data, piece_bytes, final=True)
     starts = [0, *ends[:-1]]
-    texts = [data[a:b].decode("utf-8", "replace") for a, b in zip(starts, ends)]
+    texts = [data[a:b].decode("utf-8", "replace") for a, b in zip(starts, ends, strict=True)]
     batches, first = [], 0
     for batch in group_into_batches(ends, BATCH_BYTES):
         batches.append(texts[first : first + len(batch)])

@@ -132,5 +132,8 @@ def run_agent(
     on_turn: Callable[[int], None] = lambda calls: None,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> AgentOutcome:
-    """Run the tool loop until a real final report, a bound, or a stop; `on_turn` gets each turn's executed tool calls."""
+    """Run the tool loop until a real final report, a bound, or a stop.
+
+    `on_turn` gets each turn's executed tool calls.
+    """
     return _Loop(llm, tools, execute, nonce, bounds, on_turn, should_stop).run(messages)

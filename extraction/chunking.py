@@ -176,7 +176,10 @@ class _Planner:
         return Chunk(index=number, start=start.offset, end=end.offset, tokens=end.tokens_until - start.tokens_before)
 
     def _cut_end(self, start: Position, previous_end: Position, chunk_tokens: int) -> Position:
-        """The end of a chunk of about `chunk_tokens` from `start` (± snap/2, never over budget), past `previous_end`."""
+        """The end of a chunk of about `chunk_tokens` from `start`, past `previous_end`.
+
+        Within ± snap/2 of the target, never over budget.
+        """
         target = start.tokens_before + chunk_tokens
         half_window = int(chunk_tokens * self.snap / 2)
         ceiling = min(target + half_window, start.tokens_before + self.budget)

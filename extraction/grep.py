@@ -387,7 +387,8 @@ def grep_lines(
     """Stream blob `key` once and return its matching lines, numbered, with context.
 
     Pass the blob's `index` when there is one: line numbers then come from it instead of
-    counting every newline (about twice as fast). Stops reading as soon as `max_matches` matching lines and their after-context are out.
+    counting every newline (about twice as fast). Stops reading as soon as `max_matches`
+    matching lines and their after-context are out.
     A line longer than `long_line_bytes` is searched in windows of that size overlapping by
     up to 64 KiB (memory stays bounded; a match longer than the overlap that straddles two
     windows can be missed) and is reported once.

@@ -346,10 +346,7 @@ def _skip_lines(blocks: Iterator[bytes], skip: int) -> Iterator[bytes]:
 
 def _collect(collector: _Collector, blocks: Iterator[bytes]) -> bool:
     """Feed blocks until the collector is satisfied; True when the data ran out first."""
-    for block in blocks:
-        if collector.feed(block):
-            return False
-    return True
+    return all(not collector.feed(block) for block in blocks)
 
 
 def _window_result(text: str, first: int, count: int, total: int, clipped: int, max_chars: int) -> ReadResult:

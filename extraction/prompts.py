@@ -65,7 +65,7 @@ OUTPUT FORMAT (required)
   <ai-agent-<NONCE>-FINAL format="text"> ... </ai-agent-<NONCE>-FINAL>
 - If no relevant data exists, output:
   NO RELEVANT DATA FOUND
-  <short description of what kind of information is available across the chunks>"""
+  <short description of what kind of information is available across the chunks>"""  # noqa: E501 - seed 002 §3a, verbatim
 
 READ_GREP_SYSTEM_TEMPLATE = """You are an internal extraction agent. You can only use Read and Grep tools.
 

@@ -64,7 +64,10 @@ def route(
     if avg_line_bytes > long_line_bytes:
         return RoutingDecision(
             mode=Mode.FULL_CHUNKED,
-            reason=f"auto: avg line {_number(avg_line_bytes)} bytes > {long_line_bytes} ({_chunks(chunk_count)}, no chunk cap)",
+            reason=(
+                f"auto: avg line {_number(avg_line_bytes)} bytes > {long_line_bytes} "
+                f"({_chunks(chunk_count)}, no chunk cap)"
+            ),
         )
     return RoutingDecision(
         mode=Mode.READ_GREP,

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 from pydantic import BaseModel, model_serializer, model_validator
 
@@ -91,9 +91,9 @@ class TokenIndex(BaseModel):
             raise ValueError("offsets and tokens must be non-empty and of equal length")
         if self.offsets[0] != 0 or self.tokens[0] != 0:
             raise ValueError("the index must start at byte 0 with 0 tokens")
-        if any(b <= a for a, b in zip(self.offsets, self.offsets[1:])):
+        if any(b <= a for a, b in pairwise(self.offsets)):
             raise ValueError("offsets must be strictly increasing")
-        if any(b < a for a, b in zip(self.tokens, self.tokens[1:])):
+        if any(b < a for a, b in pairwise(self.tokens)):
             raise ValueError("cumulative tokens must not decrease")
         return self
 
@@ -111,7 +111,7 @@ class TokenIndex(BaseModel):
 
 
 def _steps(values: list[int]) -> list[int]:
-    return [b - a for a, b in zip([0, *values], values)]
+    return [b - a for a, b in zip([0, *values], values, strict=False)]
 
 
 class Measured(BaseModel):
@@ -231,7 +231,7 @@ class StatsCounter:
             self._invalid |= invalid
             start = end
         counts = [len(tokens) for tokens in self._encoding.encode_ordinary_batch(texts, num_threads=self._threads)]
-        for end, count in zip(ends, counts):
+        for end, count in zip(ends, counts, strict=True):
             self._tokens += count
             self._offsets.append(self._pending_start + end)
             self._cumulative.append(self._tokens)

@@ -29,17 +29,26 @@ TOOL_OUTPUT_PARAMETERS: Schema = {
         "handle": {
             "type": "string",
             "minLength": 1,
-            "description": 'UUID handle of the stored tool output (provided in the tool-result message: tool_output(handle = "<uuid>", ...)).',
+            "description": (
+                "UUID handle of the stored tool output "
+                '(provided in the tool-result message: tool_output(handle = "<uuid>", ...)).'
+            ),
         },
         "extract": {
             "type": "string",
             "minLength": 1,
-            "description": "Provide precise, detailed instructions about what you need from the tool output (be specific, include keys/fields/sections if known).",
+            "description": (
+                "Provide precise, detailed instructions about what you need from the tool output "
+                "(be specific, include keys/fields/sections if known)."
+            ),
         },
         "mode": {
             "type": "string",
             "enum": ["auto", "full-chunked", "read-grep", "truncate"],
-            "description": "Optional override. auto=module decides; full-chunked=LLM chunk+reduce; read-grep=dynamic sub-agent with Read/Grep; truncate=keeps top and bottom, truncates in the middle.",
+            "description": (
+                "Optional override. auto=module decides; full-chunked=LLM chunk+reduce; "
+                "read-grep=dynamic sub-agent with Read/Grep; truncate=keeps top and bottom, truncates in the middle."
+            ),
         },
     },
 }
@@ -82,7 +91,9 @@ GREP_PARAMETERS: Schema = {
         },
         "regex": {
             "type": "boolean",
-            "description": "Treat pattern as a regular expression (RE2 syntax: no backreferences or lookaround). Default false.",
+            "description": (
+                "Treat pattern as a regular expression (RE2 syntax: no backreferences or lookaround). Default false."
+            ),
         },
         "ignore_case": {"type": "boolean", "description": "Match without regard to letter case. Default false."},
         "before": {

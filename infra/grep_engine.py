@@ -22,7 +22,8 @@ MAX_MEM = 64 << 20  # RE2's program + DFA cache budget; past it RE2 falls back t
 
 _HINT = (
     "RE2 guarantees linear-time matching (no pattern can hang it), so it has no backreferences, lookaround, "
-    "atomic groups, possessive quantifiers or conditionals. Rewrite the pattern, or set regex=false for a plain-text search"
+    "atomic groups, possessive quantifiers or conditionals. Rewrite the pattern, or set regex=false for a "
+    "plain-text search"
 )
 
 _OPERATORS = (  # RE2 "invalid perl operator: <op>" → what the user wrote

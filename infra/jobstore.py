@@ -205,7 +205,9 @@ class JobStore:
             for job_id in ids:
                 pipe.hget(keys.job(job_id), "status")
             stale = [
-                job_id for job_id, status in zip(ids, pipe.execute()) if status is None or JobStatus(status).terminal
+                job_id
+                for job_id, status in zip(ids, pipe.execute(), strict=True)
+                if status is None or JobStatus(status).terminal
             ]
             return bool(stale) and bool(self._r.srem(live_key, *stale))
 
@@ -235,9 +237,8 @@ class JobStore:
         values = {"status": status.value, "finished_at": time.time(), **fields}
         with redis_errors():
             tenant = self._r.hget(keys.job(job_id), "tenant") or ""
-            job_keys = [keys.job(job_id), keys.JOBS_ACTIVE, keys.tenant_live_jobs(tenant)] + keys.job_keys(
-                job_id, MAX_REDUCE_LEVELS
-            )[1:]
+            owned = keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
+            job_keys = [keys.job(job_id), keys.JOBS_ACTIVE, keys.tenant_live_jobs(tenant), *owned]
             outcome = self._finish(keys=job_keys, args=[job_id, self._ttl, *_pairs(values)])
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
@@ -378,7 +379,7 @@ class JobStore:
         tenants = self._tenants(job_ids)
         with redis_errors():
             pipe = self._r.pipeline()
-            for job_id, tenant in zip(job_ids, tenants):
+            for job_id, tenant in zip(job_ids, tenants, strict=True):
                 pipe.delete(*keys.job_keys(job_id, MAX_REDUCE_LEVELS))
                 pipe.zrem(keys.JOBS_ACTIVE, job_id)
                 if tenant is not None:

@@ -51,7 +51,7 @@ def job_tasks(job_id: str) -> str:
 def job_keys(job_id: str, max_levels: int) -> list[str]:
     """All keys a job owns (for TTLs and deletion)."""
     levels = [job_reduce(job_id, level) for level in range(max_levels + 1)]
-    return [job(job_id), job_chunks(job_id), job_tasks(job_id)] + levels
+    return [job(job_id), job_chunks(job_id), job_tasks(job_id), *levels]
 
 
 JOBS_ACTIVE = f"{PREFIX}:jobs:active"

@@ -86,7 +86,10 @@ class LiteLLMClient:
         self.extra_headers = dict(extra_headers or {})
 
     def __repr__(self) -> str:  # never shows the key
-        return f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r}, timeout={self.timeout}, num_retries={self.num_retries})"
+        return (
+            f"LiteLLMClient(model={self.model!r}, api_base={self.api_base!r}, timeout={self.timeout}, "
+            f"num_retries={self.num_retries})"
+        )
 
     def warm_up(self) -> None:
         """Import litellm now (seconds), so the first real call does not pay for it."""

@@ -1,8 +1,12 @@
-"""Small test doubles shared across test packages (no server, no disk)."""
+"""Small test doubles and helpers shared across test packages (no server)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 
 class BytesReader:
@@ -31,3 +35,18 @@ class BytesReader:
         end = len(self.blobs[key]) if end is None else min(end, len(self.blobs[key]))
         for pos in range(start, end, block_size):
             yield self.read_range(key, pos, min(end, pos + block_size))
+
+
+SEEDS_DIR = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+"""The design notes beside the checkout (`../shared/seeds`), as CI's fresh clone has them."""
+
+
+def seed_text(number: str) -> str:
+    """The text of seed `number` (e.g. "002"); in CI a missing seed fails, elsewhere the test is skipped."""
+    found = sorted(SEEDS_DIR.glob(f"{number}_*.txt"))
+    if not found:
+        reason = f"design seed {number} not found in {SEEDS_DIR}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found[0].read_text(encoding="utf-8")

@@ -59,7 +59,7 @@ async def readyz(services: ServicesDep, ping_workers: WorkerPingDep) -> Readines
     """Ready when Redis pings, the blob store pings and at least one worker answers."""
     names = ("redis", "blob_store", "workers")
     probes = (services.redis.ping, services.blobs.ping, _workers_answer(ping_workers))
-    checks = dict(zip(names, await asyncio.gather(*(_check(probe) for probe in probes))))
+    checks = dict(zip(names, await asyncio.gather(*(_check(probe) for probe in probes)), strict=True))
     if not all(check.ok for check in checks.values()):
         failed = ", ".join(name for name, check in checks.items() if not check.ok)
         raise BackendUnavailable(

@@ -159,7 +159,10 @@ def read_output_lines(
         int, Query(ge=1, le=MAX_READ_LIMIT, description="maximum number of lines to return")
     ] = DEFAULT_READ_LIMIT,
 ) -> Response:
-    """Lines `offset` … `offset+limit-1`, each as `{n:>6}\\t{line}`; a note says what follows or what is past the end."""
+    """Lines `offset` … `offset+limit-1`, each as `{n:>6}\\t{line}`.
+
+    A note says what follows, or what is past the end.
+    """
     result = open_output(handle, records, blobs, settings, tenant).read(offset=offset, limit=limit)
     return respond(flavor, result.render(), ReadView(**result.model_dump()))
 
@@ -194,7 +197,10 @@ def grep_output(
         int, Query(ge=1, le=MAX_MATCHES, description="stop after this many matching lines")
     ] = DEFAULT_MAX_MATCHES,
 ) -> Response:
-    """Matching lines as `{n:>6}:\\t{line}`, context as `{n:>6}-\\t{line}`, `--` between groups; an unsupported regex is a 400."""
+    """Matching lines as `{n:>6}:\\t{line}`, context as `{n:>6}-\\t{line}`, `--` between groups.
+
+    An unsupported regex is a 400.
+    """
     output = open_output(handle, records, blobs, settings, tenant)
     result = output.grep(
         pattern, regex=regex, ignore_case=ignore_case, before=before, after=after, max_matches=max_matches

@@ -7,6 +7,7 @@ which no key segment may, so they can never be mistaken for (or collide with) a 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -233,10 +234,8 @@ def _remove_entry(entry: os.DirEntry[str]) -> int:
 
 def _rmdir_quietly(path: Path) -> None:
     """A concurrent put may have just created a file here; leaving the directory is then right."""
-    try:
+    with contextlib.suppress(OSError):
         path.rmdir()
-    except OSError:
-        pass
 
 
 @contextmanager

@@ -321,7 +321,8 @@ def _transfer_config(threshold: int, chunksize: int, concurrency: int) -> Transf
     """At most `concurrency` parts are buffered for a streamed upload (s3transfer's default is 10)."""
     if min(threshold, chunksize, concurrency) <= 0:
         raise InvalidInput(
-            f"multipart threshold, chunk size and concurrency must be positive (got {threshold}, {chunksize}, {concurrency})"
+            f"multipart threshold, chunk size and concurrency must be positive (got {threshold}, "
+            f"{chunksize}, {concurrency})"
         )
     config = TransferConfig(
         multipart_threshold=threshold,

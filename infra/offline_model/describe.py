@@ -19,9 +19,17 @@ _JSON_KEY = re.compile(r'"([A-Za-z_][\w\-]{0,40})"\s*:')
 _LEVEL = re.compile(r"\b(" + "|".join(LEVELS) + r")\b")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?")
 _WORD = re.compile(r"[A-Za-z][A-Za-z_\-]{2,}")
+# a word list reads best packed, not one word per line
+# fmt: off
 _COMMON = frozenset(
-    ["the", "and", "for", "with", "that", "this", "from", "are", "was", "were", "have", "has", "not", "but", "all", "any", "can", "its", "into", "than", "then", "there", "their", "they", "them", "these", "those", "will", "would", "which", "when", "what", "where", "who", "how", "you", "your", "our", "his", "her", "she", "him"]
+    [
+        "the", "and", "for", "with", "that", "this", "from", "are", "was", "were", "have", "has", "not", "but",
+        "all", "any", "can", "its", "into", "than", "then", "there", "their", "they", "them", "these", "those",
+        "will", "would", "which", "when", "what", "where", "who", "how", "you", "your", "our", "his", "her", "she",
+        "him",
+    ]
 )
+# fmt: on
 
 
 def describe(text: str, *, subject: str | None = None) -> str:

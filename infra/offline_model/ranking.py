@@ -36,9 +36,30 @@ MAX_LINE_CHARS = 1_000
 RELATIVE_THRESHOLD = 0.3
 K1, B = 1.2, 0.75
 
+# a word list reads best packed, not one word per line
+# fmt: off
 STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "again", "all", "also", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "either", "else", "etc", "every", "few", "for", "from", "further", "get", "gets", "give", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "like", "may", "me", "might", "more", "most", "must", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "out", "over", "own", "please", "same", "she", "should", "show", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us", "very", "via", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "within", "without", "would", "you", "your", "extract", "extraction", "find", "return", "list", "tell", "provide", "report", "identify", "look", "search", "locate", "need", "needs", "want", "wants", "lines", "line", "entries", "entry", "information", "info", "details", "detail", "data", "text", "document", "documents", "output", "outputs", "tool", "tools", "relevant", "mention", "mentions", "mentioned", "containing", "contain", "contains", "related", "regarding", "including", "include", "includes", "e", "g", "eg", "ie", "i.e", "e.g", "given", "specific", "exact", "exactly", "precise", "precisely", "value", "values", "everything", "anything", "something", "whether", "there's", "it's", "summarize", "summarise", "summary", "overview", "describe", "explain", "main", "key", "important"]
+    [
+        "a", "about", "above", "after", "again", "all", "also", "an", "and", "any", "are", "as", "at", "be",
+        "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do",
+        "does", "doing", "down", "during", "each", "either", "else", "etc", "every", "few", "for", "from", "further",
+        "get", "gets", "give", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i",
+        "if", "in", "into", "is", "it", "its", "itself", "just", "let", "like", "may", "me", "might", "more", "most",
+        "must", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "out",
+        "over", "own", "please", "same", "she", "should", "show", "so", "some", "such", "than", "that", "the",
+        "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until",
+        "up", "upon", "us", "very", "via", "was", "we", "were", "what", "when", "where", "which", "while", "who",
+        "whom", "whose", "why", "will", "with", "within", "without", "would", "you", "your", "extract", "extraction",
+        "find", "return", "list", "tell", "provide", "report", "identify", "look", "search", "locate", "need",
+        "needs", "want", "wants", "lines", "line", "entries", "entry", "information", "info", "details", "detail",
+        "data", "text", "document", "documents", "output", "outputs", "tool", "tools", "relevant", "mention",
+        "mentions", "mentioned", "containing", "contain", "contains", "related", "regarding", "including", "include",
+        "includes", "e", "g", "eg", "ie", "i.e", "e.g", "given", "specific", "exact", "exactly", "precise",
+        "precisely", "value", "values", "everything", "anything", "something", "whether", "there's", "it's",
+        "summarize", "summarise", "summary", "overview", "describe", "explain", "main", "key", "important",
+    ]
 )
+# fmt: on
 
 _QUOTED = re.compile(r'"([^"\n]{2,200})"|`([^`\n]{2,200})`|(?<![\w])\'([^\'\n]{2,200})\'(?![\w])')
 _RAW_TOKEN = re.compile(r"[^\s,;()\[\]{}<>=\"'`]+")
@@ -65,7 +86,7 @@ class Term:
         """A literal that finds every spelling the stem stands for (policies/policy -> polic)."""
         if self.kind != "word" or not self.surface:
             return self.text
-        common = os.path.commonprefix([self.surface, self.text])
+        common = os.path.commonprefix([self.surface, self.text])  # noqa: RUF071 - a character prefix is meant
         return common if len(common) >= 3 else self.surface
 
 

@@ -92,7 +92,8 @@ def shape(content: str, nonce: str | None, config: OfflineModelConfig, extract: 
         return opened
     wrapped = f"{opened}</ai-agent-{nonce}-FINAL>"
     if config.malformed == "think_block":
-        return f"<think>\nThe request asks for: {extract[:200].strip()}\nI compared each line with those words.\n</think>\n{wrapped}"
+        reasoning = f"The request asks for: {extract[:200].strip()}\nI compared each line with those words."
+        return f"<think>\n{reasoning}\n</think>\n{wrapped}"
     return wrapped
 
 

@@ -47,7 +47,8 @@ OVERRIDES: dict[str, Any] = {
     "max_wait_seconds": 0.2,  # a long poll on the seeded (never finishing) job costs at most this
     "max_upload_bytes": 256 << 10,
     "max_extract_chars": 2_000,
-    "max_concurrent_jobs_per_tenant": 100_000,  # the recording submitter never finishes a job; the cap is tested elsewhere
+    # the recording submitter never finishes a job; the cap is tested elsewhere
+    "max_concurrent_jobs_per_tenant": 100_000,
 }
 SEED_OUTPUT = (
     "".join(f"line {i}: status=ok id={i:04d}\n" for i in range(1, 200)).encode() + b"line 200: ERROR disk full\n"

@@ -1,4 +1,7 @@
-"""The per-tenant limit on live extraction jobs: 429 with Retry-After in the error shape, per tenant, freed as jobs end."""
+"""The per-tenant limit on live extraction jobs.
+
+429 with Retry-After in the error shape, counted per tenant, freed as jobs end.
+"""
 
 from __future__ import annotations
 

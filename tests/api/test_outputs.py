@@ -26,8 +26,9 @@ def log_lines(total_bytes: int) -> bytes:
     """Realistic multi-line text (a log) of about `total_bytes`, ending without a newline."""
     line, out, i = b"", bytearray(), 0
     while len(out) < total_bytes:
-        line = f"2026-01-14T10:{i % 60:02d}:00Z worker-{i % 7} INFO request {i} took {i * 37 % 1000} ms status=200 path=/api/items/{i}\n".encode()
-        out += line
+        took = i * 37 % 1000
+        line = f"2026-01-14T10:{i % 60:02d}:00Z worker-{i % 7} INFO request {i} took {took} ms "
+        out += f"{line}status=200 path=/api/items/{i}\n".encode()
         i += 1
     return bytes(out[:-1])
 

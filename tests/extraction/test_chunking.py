@@ -1,5 +1,7 @@
 """The chunk planner: budgets, rebalanced counts, and cuts that cover every byte within budget."""
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -59,7 +61,7 @@ def plan(
 def assert_covering(chunks: list[Chunk], size: int) -> None:
     assert chunks[0].start == 0 and chunks[-1].end == size
     assert [c.index for c in chunks] == list(range(len(chunks)))
-    for previous, current in zip(chunks, chunks[1:]):
+    for previous, current in pairwise(chunks):
         assert previous.start < current.start <= previous.end < current.end
 
 
@@ -151,7 +153,7 @@ def test_no_overlap_makes_chunks_touch() -> None:
     data = ("token soup " * 2000).encode()
     chunks = plan(data, budget=500, overlap=0.0)
     assert_covering(chunks, len(data))
-    assert all(a.end == b.start for a, b in zip(chunks, chunks[1:]))
+    assert all(a.end == b.start for a, b in pairwise(chunks))
     assert sum(c.tokens for c in chunks) == measure([data], piece_bytes=64).stats.tokens
 
 
@@ -229,7 +231,7 @@ def test_a_50_mb_minified_json_line_is_measured_and_chunked() -> None:
     data = b"[" + unit * (50_000_000 // len(unit)) + b"{}]"
     measured = measure(data[i : i + (8 << 20)] for i in range(0, len(data), 8 << 20))
     assert measured.stats.lines == 1
-    assert max(b - a for a, b in zip(measured.index.offsets, measured.index.offsets[1:])) <= PIECE_BYTES
+    assert max(b - a for a, b in pairwise(measured.index.offsets)) <= PIECE_BYTES
     total = measured.stats.tokens
     for wanted in (1, 2, 500):
         budget = -(-total // (1 + (wanted - 1) * 0.9))

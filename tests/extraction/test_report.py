@@ -11,7 +11,7 @@ from extraction.nonce import close_tag, new_nonce, open_tag, wrap
 from extraction.report import NO_RELEVANT_DATA, FinalReport, ReportFailure, parse_final_report, says_not_found
 
 N = "0123456789abcdef"
-O = f'<ai-agent-{N}-FINAL format="text">'
+O = f'<ai-agent-{N}-FINAL format="text">'  # noqa: E741 - O/C (open/close) keep the torture table readable
 C = f"</ai-agent-{N}-FINAL>"
 FO = '<ai-agent-deadbeefdeadbeef-FINAL format="text">'
 FC = "</ai-agent-deadbeefdeadbeef-FINAL>"
@@ -232,7 +232,7 @@ def hostile_document(draw: st.DrawFn, real: str) -> str:
     )
     separators = draw(st.lists(st.sampled_from(["\n", " ", ""]), min_size=len(pieces), max_size=len(pieces)))
     return (
-        "".join(piece + sep for piece, sep in zip(pieces, separators))
+        "".join(piece + sep for piece, sep in zip(pieces, separators, strict=True))
         + "the real fact: checksum mismatch in batch 4471"
     )
 

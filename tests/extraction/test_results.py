@@ -32,7 +32,8 @@ def test_not_found_abstract_says_what_was_searched_and_what_is_there() -> None:
 def test_not_found_abstract_does_not_repeat_the_models_marker() -> None:
     body = not_found_abstract("errors", "NO RELEVANT DATA FOUND\nOnly INFO-level log lines.")
     assert body == (
-        "NO RELEVANT DATA FOUND\n\nSearched for: errors\n\nWhat the document contains instead: Only INFO-level log lines."
+        "NO RELEVANT DATA FOUND\n\nSearched for: errors\n\nWhat the document contains instead: Only "
+        "INFO-level log lines."
     )
     assert body.count(NO_RELEVANT_DATA) == 1
 
@@ -62,5 +63,6 @@ def test_unknown_handle_is_a_success_that_points_at_the_too_large_message() -> N
 
 def test_unknown_handle_names_the_tool_when_known() -> None:
     assert unknown_handle_text("h1", tool_name="tool_output", mode_used="auto").startswith(
-        "ABSTRACT FROM TOOL OUTPUT tool_output WITH HANDLE h1, STRATEGY:auto:\n\nNo tool output is stored under handle h1."
+        "ABSTRACT FROM TOOL OUTPUT tool_output WITH HANDLE h1, STRATEGY:auto:\n\nNo tool output is stored "
+        "under handle h1."
     )

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -21,12 +22,12 @@ raw_bytes = st.binary(max_size=400)
 
 def split_into_blocks(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
-    return [data[a:b] for a, b in zip(points, points[1:])]
+    return [data[a:b] for a, b in pairwise(points)]
 
 
 def pieces(measured) -> list[tuple[int, int]]:
     offsets = measured.index.offsets
-    return list(zip(offsets, offsets[1:]))
+    return list(pairwise(offsets))
 
 
 @pytest.mark.parametrize(
@@ -135,7 +136,7 @@ def test_token_index_round_trips_through_compact_json() -> None:
     assert " " not in text and TokenIndex.model_validate_json(text) == index
     stored = json.loads(text)
     assert set(stored) == {"encoding", "offset_steps", "token_steps"}
-    assert stored["offset_steps"][1:] == [b - a for a, b in zip(index.offsets, index.offsets[1:])]
+    assert stored["offset_steps"][1:] == [b - a for a, b in pairwise(index.offsets)]
     assert TokenIndex(**index.model_dump()) == index
     assert TokenIndex.model_validate({"encoding": "o200k_base", "offsets": [0, 4], "tokens": [0, 1]}).size == 4
 

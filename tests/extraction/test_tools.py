@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 from typing import Any
 
@@ -21,8 +20,8 @@ from extraction.tools import (
     sub_agent_tools,
     tool_output_tool,
 )
+from tests.helpers import seed_text
 
-SEED = "/work/shared/seeds/002_0687b735ccf67081.txt"
 ALL_TOOLS = [*agent_tools(), *sub_agent_tools()]
 
 
@@ -36,23 +35,31 @@ def test_tool_output_parameters_match_the_seed_key_by_key() -> None:
     assert properties["handle"] == {
         "type": "string",
         "minLength": 1,
-        "description": 'UUID handle of the stored tool output (provided in the tool-result message: tool_output(handle = "<uuid>", ...)).',
+        "description": (
+            "UUID handle of the stored tool output "
+            '(provided in the tool-result message: tool_output(handle = "<uuid>", ...)).'
+        ),
     }
     assert properties["extract"] == {
         "type": "string",
         "minLength": 1,
-        "description": "Provide precise, detailed instructions about what you need from the tool output (be specific, include keys/fields/sections if known).",
+        "description": (
+            "Provide precise, detailed instructions about what you need from the tool output "
+            "(be specific, include keys/fields/sections if known)."
+        ),
     }
     assert properties["mode"] == {
         "type": "string",
         "enum": ["auto", "full-chunked", "read-grep", "truncate"],
-        "description": "Optional override. auto=module decides; full-chunked=LLM chunk+reduce; read-grep=dynamic sub-agent with Read/Grep; truncate=keeps top and bottom, truncates in the middle.",
+        "description": (
+            "Optional override. auto=module decides; full-chunked=LLM chunk+reduce; "
+            "read-grep=dynamic sub-agent with Read/Grep; truncate=keeps top and bottom, truncates in the middle."
+        ),
     }
 
 
-@pytest.mark.skipif(not os.path.exists(SEED), reason="design seed not available")
 def test_tool_output_parameters_equal_the_seed_json() -> None:
-    seed = open(SEED, encoding="utf-8").read()
+    seed = seed_text("002")
     block = re.search(r"### 2b\) tool_output schema \(exact\)\n```json\n(.*?)\n```", seed, re.DOTALL).group(1)
     assert json.loads(block) == TOOL_OUTPUT_PARAMETERS
 

@@ -174,7 +174,7 @@ def test_big_objects_keep_their_first_keys_and_count_the_rest() -> None:
     result = json.loads(truncate_json(json.dumps({f"key{i}": i for i in range(1000)}), 200))
     note = [key for key in result if key.startswith("…")]
     assert len(note) == 1
-    assert list(result)[0] == "key0"
+    assert next(iter(result)) == "key0"
     assert len(result) - 1 + int(re.search(r"\d+", note[0]).group()) == 1000
 
 

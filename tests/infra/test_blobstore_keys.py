@@ -101,7 +101,7 @@ def test_the_local_store_refuses_every_payload_and_touches_nothing(tmp_path: Pat
     source = tmp_path / "spool"
     source.write_bytes(b"owned")
     before = snapshot(tmp_path)
-    for where, key in placements(payload).items():
+    for key in placements(payload).values():
         for operation in store_operations(store, key, source):
             with pytest.raises(InvalidKey):
                 operation()

@@ -13,12 +13,14 @@ import re
 import shlex
 import tomllib
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from infra.settings import Settings
 
@@ -240,7 +242,7 @@ def check_redis_durable(compose: dict[str, Any]) -> Problems:
     if not str(redis.get("image", "")).startswith("redis:7"):
         problems.append(f"redis image should be redis:7, is {redis.get('image')!r}")
     argv = command_argv(redis)
-    if not any(a == "--appendonly" and b == "yes" for a, b in zip(argv, argv[1:])):
+    if not any(a == "--appendonly" and b == "yes" for a, b in pairwise(argv)):
         problems.append(f"redis must run with --appendonly yes, command is {argv}")
     if not any(str(v).split(":")[1:2] == ["/data"] for v in redis.get("volumes") or []):
         problems.append("redis needs a volume on /data or the append-only file dies with the container")
@@ -347,7 +349,7 @@ def check_settings_valid(compose: dict[str, Any]) -> Problems:
     for name in sorted(python_services(compose)):
         try:
             settings_from_env(resolved_environment(services[name]))
-        except Exception as exc:  # pydantic.ValidationError
+        except ValidationError as exc:
             problems.append(f"{name}: environment does not make valid Settings: {exc}")
     return problems
 
@@ -874,4 +876,4 @@ def test_dockerignore_checker_catches_broken_input() -> None:
     good = DOCKERIGNORE.read_text(encoding="utf-8")
     assert check_dockerignore(good) == []
     assert check_dockerignore(good.replace(".venv\n", ""))
-    assert check_dockerignore("\n".join(l for l in good.splitlines() if "__pycache__" not in l))
+    assert check_dockerignore("\n".join(line for line in good.splitlines() if "__pycache__" not in line))

@@ -258,7 +258,7 @@ def test_read_grep_flow_greps_then_reads_around_the_best_hit_then_answers() -> N
 
 
 def test_read_grep_without_a_match_reads_the_head_and_describes_the_file() -> None:
-    grep, read, final = agent_turns(log_lines(500, planted_at=None), "invoice INV-0042 totals")
+    _grep, read, final = agent_turns(log_lines(500, planted_at=None), "invoice INV-0042 totals")
     assert json.loads(read.tool_calls[0]["function"]["arguments"])["offset"] == 1
     report = content_of(final.content)
     assert not report.found and "Grep" in report.content and "log lines" in report.content

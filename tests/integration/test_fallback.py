@@ -20,7 +20,8 @@ def test_read_grep_that_exhausts_its_bounds_falls_back_to_truncate(tight_stack: 
     assert job["status"] == "succeeded" and job["mode_used"] == "truncate", job
     assert job["result"].startswith(
         f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {meta['handle']}, STRATEGY:truncate:\n\n"
-        "WARNING: tool_output fallback to truncate (read-grep failed: turn limit reached (1 turns) without a final report).\n\n"
+        "WARNING: tool_output fallback to truncate (read-grep failed: turn limit reached (1 turns) without a "
+        "final report).\n\n"
     )
     assert job["fallback_reason"].startswith("read-grep failed: turn limit reached")
     assert log[:100].decode() in job["result"] and log[-100:].decode() in job["result"]

@@ -190,7 +190,8 @@ def test_r2_redis_down_mid_run_gives_bounded_503s_and_no_job_is_left_behind(faul
     statuses = Counter(j["status"] for j in jobs.values())
     attempts = Counter(j["attempts"] for j in jobs.values())
     print(
-        f"\nR2: Redis down {up_at - down_at:.1f}s; during the outage {answered}; after restart: {refused} 503(s) before "
+        f"\nR2: Redis down {up_at - down_at:.1f}s; during the outage {answered}; after restart: {refused} "
+        "503(s) before "
         f"a new job was accepted, which succeeded {fresh_done:.1f}s after Redis returned; the 6 earlier jobs were all "
         f"terminal {settled:.1f}s after it returned: {dict(statuses)}, attempts {dict(attempts)}"
     )
@@ -228,7 +229,8 @@ def test_cancel_revokes_the_queued_tasks_on_the_workers_and_stops_model_calls(fa
         after = client.job(ids[-1])
     print(
         f"\ncancel: {len(task_ids)} task ids recorded, revoked on {len(revoked)} worker(s); "
-        f"LLM calls reserved {reserved_at_cancel} at cancel, {after['llm_calls_reserved']} after the other jobs finished"
+        f"LLM calls reserved {reserved_at_cancel} at cancel, {after['llm_calls_reserved']} after the other "
+        "jobs finished"
     )
     assert canceled["status"] == after["status"] == "canceled"
     assert len(task_ids) == after["chunks_total"] + 1
@@ -268,7 +270,8 @@ def test_r3_model_faults_are_retried_by_litellm_and_a_dead_model_ends_every_job(
     calls = sum(j["usage"]["calls"] for j in flaky.values())
     print(
         f"\nR3 at 30%: {len(ids)} jobs ({calls} LLM calls) all terminal in {flaky_seconds:.1f}s; the model answered "
-        f"{flaky_events['answers']} times and injected {dict((k, v) for k, v in flaky_events.items() if k != 'answers')}"
+        f"{flaky_events['answers']} times and injected "
+        f"{dict((k, v) for k, v in flaky_events.items() if k != 'answers')}"
     )
     for job in flaky.values():
         assert job["status"] == "succeeded" and job["fallback_reason"] is None, job

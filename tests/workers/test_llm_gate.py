@@ -29,7 +29,8 @@ def test_a_spent_budget_ends_the_job_with_the_truncate_fallback_and_a_warning(ma
     assert done.chunks_total > 3 and len(rt.llm.calls) == 3 and done.llm_calls_reserved == 3
     assert done.status is JobStatus.SUCCEEDED and done.mode_used == "truncate"
     assert done.result.startswith(
-        f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:truncate:\n\nWARNING: tool_output fallback to truncate (chunk 4 of "
+        f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:truncate:\n\nWARNING: "
+        "tool_output fallback to truncate (chunk 4 of "
     )
     assert "LLM call budget is spent (3 calls, max_llm_calls_per_job)" in done.fallback_reason
     assert any(r.levelname == "WARNING" and "falling back to truncate" in r.getMessage() for r in caplog.records)

@@ -62,7 +62,7 @@ def test_grep_on_another_file_is_a_tool_error_never_access(make_runtime) -> None
     pipeline.start(rt, job.id)
     run_read_grep(rt, job.id)
     done = rt.jobs.get(job.id)
-    tool_answer = [m for m in rt.llm.calls[1]["messages"] if m["role"] == "tool"][0]["content"]
+    tool_answer = next(m for m in rt.llm.calls[1]["messages"] if m["role"] == "tool")["content"]
     assert tool_answer.startswith("Error: no such file '../other-session/secret'")
     assert "connection pool exhausted" not in tool_answer and "connection pool exhausted" not in done.result
 
@@ -93,6 +93,7 @@ def test_exhausted_bounds_end_in_the_warning_fallback(make_runtime) -> None:
     done = rt.jobs.get(job.id)
     assert done.result.startswith(
         f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {output.handle}, STRATEGY:truncate:\n\n"
-        "WARNING: tool_output fallback to truncate (read-grep failed: turn limit reached (4 turns) without a final report)."
+        "WARNING: tool_output fallback to truncate (read-grep failed: turn limit reached (4 turns) without a "
+        "final report)."
     )
     assert done.agent_turns == 4 and done.agent_tool_calls == 4

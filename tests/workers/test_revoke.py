@@ -1,4 +1,7 @@
-"""Revoke bookkeeping against real Redis: the ids Celery will use are stored before sending, and a cancel revokes them."""
+"""Revoke bookkeeping against real Redis.
+
+The ids Celery will use are stored before sending, and a cancel revokes them.
+"""
 
 from __future__ import annotations
 
