@@ -46,7 +46,8 @@ class Services:
 
 
 def get_services(request: Request) -> Services:
-    return request.app.state.services
+    services: Services = request.app.state.services
+    return services
 
 
 def get_settings(services: Annotated[Services, Depends(get_services)]) -> Settings:
@@ -66,7 +67,8 @@ def get_blobs(services: Annotated[Services, Depends(get_services)]) -> BlobStore
 
 
 def get_metrics(request: Request) -> Metrics:
-    return request.app.state.metrics
+    metrics: Metrics = request.app.state.metrics
+    return metrics
 
 
 def get_idempotency(services: Annotated[Services, Depends(get_services)]) -> IdempotencyStore:

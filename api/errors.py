@@ -119,7 +119,7 @@ def _validation_error(exc: RequestValidationError) -> JSONResponse:
     errors = [_clean_error(err) for err in exc.errors()]
     first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
     where = ".".join(str(part) for part in first["loc"])
-    message = f"{where}: {first['msg']}" if where else first["msg"]
+    message = f"{where}: {first['msg']}" if where else str(first["msg"])
     return error_response(422, "validation_error", message, {"errors": errors})
 
 
@@ -130,7 +130,7 @@ def _clean_error(err: dict[str, Any]) -> dict[str, Any]:
 
 def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     code = _CODE_BY_HTTP_STATUS.get(exc.status_code, "http_error")
-    headers = exc.headers
+    headers = dict(exc.headers) if exc.headers else None
     if exc.status_code == 405:
         headers = {**(headers or {}), "Allow": _allowed_methods(request)}
     return error_response(exc.status_code, code, str(exc.detail), headers=headers)

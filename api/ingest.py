@@ -36,6 +36,8 @@ from infra.settings import Settings
 log = logging.getLogger("toolout.api.ingest")
 
 BATCH_BYTES = 1 << 20
+TOKEN_INDEX_SUFFIX, LINE_INDEX_SUFFIX = ".tokidx", ".lines"
+"""The indexes stored beside each output blob (`docs/architecture.md`, storage layout)."""
 SPOOL_PREFIX = "upload-"
 
 
@@ -173,8 +175,8 @@ def new_output_record(session: SessionRecord, meta: UploadMeta, spooled: Spooled
         content_type=meta.content_type,
         stats=spooled.measured.stats,
         blob_key=key,
-        index_key=f"{key}.tokidx",
-        lines_key=f"{key}.lines",
+        index_key=f"{key}{TOKEN_INDEX_SUFFIX}",
+        lines_key=f"{key}{LINE_INDEX_SUFFIX}",
     )
 
 
@@ -186,7 +188,7 @@ def store_output(
     try:
         blobs.put_file(record.blob_key, spooled.path)
         blobs.put_bytes(record.index_key, spooled.measured.index.model_dump_json().encode())
-        blobs.put_bytes(record.lines_key, spooled.lines.model_dump_json().encode())
+        blobs.put_bytes(f"{record.blob_key}{LINE_INDEX_SUFFIX}", spooled.lines.model_dump_json().encode())
         records.put_output(record)
         _check_session_survived(records, record)
     except BaseException:

@@ -42,5 +42,5 @@ def _suffix(length: int, size: int) -> tuple[int, int]:
     return max(size - length, 0), size
 
 
-def _unsatisfiable(header: str, size: int) -> RangeNotSatisfiable:
+def _unsatisfiable(header: str | None, size: int) -> RangeNotSatisfiable:
     return RangeNotSatisfiable(f"range {header!r} selects no byte of a {size}-byte output", range=header, size=size)

@@ -167,7 +167,7 @@ def job_view(record: JobRecord) -> Any:
 
 
 class JobList(BaseModel):
-    items: list[JobView]  # type: ignore[valid-type]
+    items: list[JobView]
 
 
 # --- health -----------------------------------------------------------------------------------

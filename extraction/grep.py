@@ -23,7 +23,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from operator import itemgetter
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -80,7 +80,7 @@ def iter_view_hits(raw: bytes, start: int, end: int, view: str | bytes, find: Ca
     """Hits found in `view` — a transformed copy of `raw[start:end]` with the same lines
     (decoded, casefolded, CRLF-normalised) — mapped back to raw line-start offsets.
     """
-    nl = "\n" if isinstance(view, str) else NL
+    nl: Any = "\n" if isinstance(view, str) else NL  # the view's own newline: str for str, bytes for bytes
     vpos, rpos = 0, start
     while (hit := find(vpos)) >= 0:
         lines = view.count(nl, vpos, hit)
@@ -134,9 +134,10 @@ class LiteralMatcher:
         """Raw `bytes.find` when exact; lowercase ASCII blocks; else a decoded (casefolded) view."""
         if not self.ignore_case and self._raw_ok:
             return iter_line_hits(block, start, end, lambda p: block.find(self._needle, p, end))
-        if self.ignore_case and self._ascii_lower is not None and block.isascii():
+        ascii_lower = self._ascii_lower
+        if self.ignore_case and ascii_lower is not None and block.isascii():
             lowered = block.lower()
-            return iter_line_hits(block, start, end, lambda p: lowered.find(self._ascii_lower, p, end))
+            return iter_line_hits(block, start, end, lambda p: lowered.find(ascii_lower, p, end))
         view = decode(block[start:end])
         view = view.casefold() if self.ignore_case else view
         return iter_view_hits(block, start, end, view, lambda p: view.find(self._folded, p))
@@ -252,20 +253,31 @@ class _GrepRun:
                 if stop:
                     break
         cur = self._flush_after(buf, cur, end, sys.maxsize)
-        end_ln = self._line_of(buf, end, max(cur, count, key=_pos), need=self._needs_end_line())
-        if self.searching and self.before and not cut:  # a window of a long line is no line of its own
+        known = max(cur, count, key=_pos)
+        end_ln = self._line_of(buf, end, known) if self._needs_end_line() else self._counted(buf, end, known)
+        # a window of a long line is no line of its own; `before` made the end line needed (never None)
+        if self.searching and self.before and not cut and end_ln is not None:
             self._remember_tail(buf, start, end, end_ln)
         return end_ln
 
     def _needs_end_line(self) -> bool:
         return self.numbering is None or bool(self.before) or self.after_until > self.last_emitted
 
-    def _line_of(self, buf: bytes, pos: int, known: Cursor, *, need: bool = True) -> int | None:
+    def _line_of(self, buf: bytes, pos: int, known: Cursor) -> int:
         """Line number at `buf[pos]`: counted on from a known cursor, or looked up in the index."""
+        counted = self._counted(buf, pos, known)
+        if counted is not None:
+            return counted
+        if self.numbering is None:  # without an index every cursor carries its line number
+            raise AssertionError("grep lost its line count without a line index")
+        return self.numbering.line_at(self._base + pos)
+
+    def _counted(self, buf: bytes, pos: int, known: Cursor) -> int | None:
+        """The line number counted on from `known`, when that is cheap (near) or the only way (no index)."""
         at, n = known
         if n is not None and (self.numbering is None or pos - at <= _FAR):
             return n + buf.count(NL, at, pos)
-        return self.numbering.line_at(self._base + pos) if need else None
+        return None
 
     def _hit(
         self, buf: bytes, start: int, end: int, hit: int, cur: Cursor, count: Cursor
@@ -274,8 +286,8 @@ class _GrepRun:
         ls = max(start, buf.rfind(NL, start, hit) + 1)
         if ls < count[0] or ls >= end:
             return cur, count, False
-        count = (ls, self._line_of(buf, ls, count))
-        hit_ln, le = count[1], _line_end(buf, ls, end)
+        hit_ln, le = self._line_of(buf, ls, count), _line_end(buf, ls, end)
+        count = (ls, hit_ln)
         if hit_ln <= self.last_emitted:  # the rest of a split long line that was already shown
             return cur, count, False
         text = decode(_strip_cr(buf[ls:le]))
@@ -421,7 +433,8 @@ def _stream(run: _GrepRun, blocks: Iterator[bytes], long_line: int, numbering: _
     the line that straddles two blocks are joined apart). Returns the line count, None if unknown.
     """
     carry: list[bytes] = []
-    carried, ln, at = 0, 1, 0  # bytes carried over, number of the line at the carry, blob offset after `block`
+    carried, at = 0, 0  # bytes carried over, blob offset after `block`
+    ln: int | None = 1  # number of the line at the carry (None: unknown, the index knows)
     for block in blocks:
         if run.done:
             break

@@ -263,7 +263,9 @@ class _Collector:
 
     def _close(self, *, exact: bool) -> None:
         head, extra = bytes(self._head), self._extra
-        if exact and self._last == CR:
+        # A CR last seen ends a CRLF line; when reading stopped early it may still be one (the LF in the
+        # next block), so it is never counted: the `N+` of an unfinished line must stay a lower bound.
+        if self._last == CR:
             head, extra = (head, extra - 1) if extra else (head[:-1], extra)
         text = decode(head)
         self.clipped += len(text) + extra > self.max_chars

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import TypeVar
 
 from extraction.errors import ExtractionError
 from extraction.stats import TokenIndex
@@ -30,6 +31,7 @@ RangeReader = Callable[[int, int], bytes]
 """`read(start, end) -> bytes`: bytes [start, end) of the document."""
 
 CACHED_PIECES = 8
+V = TypeVar("V")
 TABLE_AFTER_PIECES = 200
 """Pieces a run re-encodes before a token-length table pays for itself (see `token_boundaries`)."""
 
@@ -73,10 +75,9 @@ def token_boundaries(raw: bytes, start: int, encoding_name: str, *, with_table: 
         lengths = map(token_byte_lengths(encoding_name).__getitem__, tokens)
     else:
         lengths = map(len, encoding.decode_tokens_bytes(tokens))
-    relative = accumulate(lengths, initial=0)
+    relative: Iterable[int] = accumulate(lengths, initial=0)
     if invalid:
-        to_raw = raw_offset_mapper(invalid_byte_positions(raw))
-        relative = map(to_raw, relative)
+        relative = map(raw_offset_mapper(invalid_byte_positions(raw)), relative)
     return [start + offset for offset in relative]
 
 
@@ -184,7 +185,7 @@ class TokenPositions:
         return start + relative
 
 
-def _remember(cache: OrderedDict, key: int, value: object) -> None:
+def _remember(cache: OrderedDict[int, V], key: int, value: V) -> None:
     cache[key] = value
     if len(cache) > CACHED_PIECES:
         cache.popitem(last=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Callable
 from functools import cache, lru_cache
 
 import tiktoken
@@ -73,7 +74,7 @@ def invalid_byte_positions(data: bytes | bytearray) -> list[int]:
     return positions
 
 
-def raw_offset_mapper(invalid_positions: list[int]):
+def raw_offset_mapper(invalid_positions: list[int]) -> Callable[[int], int]:
     """Map an offset in the UTF-8 of `decode_lossy`'s text back to an offset in the raw bytes.
 
     Every replaced byte grew from 1 to 3 bytes; an offset inside a replacement maps to the start

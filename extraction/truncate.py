@@ -16,6 +16,7 @@ objects (with markers saying how much was elided) until the result fits.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,7 +195,7 @@ def limits_at(scale: float, budget_bytes: int, depth: int = _MAX_DEPTH) -> JsonL
     )
 
 
-def _limit_candidates(budget_bytes: int):
+def _limit_candidates(budget_bytes: int) -> Iterator[JsonLimits]:
     """Scales from generous to the floor, then shrinking depth: each is tried until one fits."""
     yield limits_at(1.0, budget_bytes)
     for step in range(1, _SEARCH_STEPS):

@@ -4,6 +4,8 @@ routes and the read-grep sub-agent's tools, so what an agent sees over REST is w
 
 from __future__ import annotations
 
+from typing import Any
+
 from extraction.errors import NotFound
 from extraction.grep import GrepResult, grep_lines
 from extraction.lines import LineIndex, ReadResult, index_blob, read_lines
@@ -74,7 +76,7 @@ class PinnedTools:
     def __init__(self, output: StoredOutput) -> None:
         self._output = output
 
-    def __call__(self, name: str, arguments: dict) -> str:
+    def __call__(self, name: str, arguments: dict[str, Any]) -> str:
         handle = str(arguments.get("handle", ""))
         if handle != self._output.record.handle:
             raise NotFound(f"no such file {handle!r}: the only file you can access is {self._output.record.handle!r}")
@@ -88,7 +90,7 @@ class PinnedTools:
         raise NotFound(f"unknown tool {name!r}: only Read and Grep are available")
 
 
-def _only(options: dict, allowed: set[str]) -> dict:
+def _only(options: dict[str, Any], allowed: set[str]) -> dict[str, Any]:
     unknown = set(options) - allowed
     if unknown:
         from extraction.errors import InvalidInput

@@ -41,7 +41,7 @@ class ToolOutClient:
 
     # --- sessions and outputs -------------------------------------------------------------------
     def create_session(self) -> str:
-        return self._json("POST", "/v1/sessions")["id"]
+        return str(self._json("POST", "/v1/sessions")["id"])
 
     def delete_session(self, session_id: str) -> None:
         self._json("DELETE", f"/v1/sessions/{session_id}")
@@ -124,7 +124,7 @@ class ToolOutClient:
             job = self.submit(handle, extract, mode)
         except ToolOutAPIError as exc:
             if exc.status == 404 and "tool_result" in exc.details:
-                return exc.details["tool_result"]
+                return str(exc.details["tool_result"])
             raise
         return (
             self.wait(job["id"], timeout=timeout).get("result")

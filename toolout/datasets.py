@@ -9,6 +9,7 @@ import json
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 CITIES = ["Lisbon", "Osaka", "Denver", "Nairobi", "Tallinn", "Recife", "Hanoi", "Quebec", "Perth", "Bergen"]
 PRODUCTS = ["router", "sensor", "gateway", "switch", "camera", "thermostat", "badge", "lock", "meter", "relay"]
@@ -59,7 +60,7 @@ def _blocks(pieces: Iterator[str], block_bytes: int) -> Iterator[bytes]:
         yield b"".join(buffer)
 
 
-def _order(rng: random.Random, n: int) -> dict:
+def _order(rng: random.Random, n: int) -> dict[str, Any]:
     return {
         "id": f"ORD-{1_000_000 + n}",  # 7 digits: never equal to (or a prefix of) the planted 5-digit id
         "customer": {"name": f"customer-{rng.randrange(10**6):06d}", "city": rng.choice(CITIES)},

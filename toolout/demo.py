@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.panel import Panel
@@ -19,6 +21,9 @@ from rich.table import Table
 from infra.settings import REPO_ROOT, get_settings
 from toolout import datasets, processes
 from toolout.client import TERMINAL, ToolOutClient
+
+Job = dict[str, Any]
+"""A job (or upload answer) as the API returns it."""
 
 console = Console(width=None if sys.stdout.isatty() else 132)
 """Logs and CI capture the demo too: without a terminal, print wide enough for the stats table."""
@@ -51,7 +56,9 @@ def start_stack(var: Path, worker_count: int) -> tuple[list[processes.Service], 
     return services, f"http://127.0.0.1:{api_port}"
 
 
-def upload(client: ToolOutClient, session: str, label: str, blocks, tool_name: str, tool_args: str) -> dict:
+def upload(
+    client: ToolOutClient, session: str, label: str, blocks: Iterable[bytes], tool_name: str, tool_args: str
+) -> Job:
     started = time.perf_counter()
     meta = client.store(session, blocks, tool_name=tool_name, tool_args=tool_args)
     seconds = time.perf_counter() - started
@@ -63,9 +70,9 @@ def upload(client: ToolOutClient, session: str, label: str, blocks, tool_name: s
     return meta
 
 
-def follow(client: ToolOutClient, jobs: dict[str, str]) -> dict[str, dict]:
+def follow(client: ToolOutClient, jobs: dict[str, str]) -> dict[str, Job]:
     """Poll every job, drawing one progress bar each, until all are terminal."""
-    done: dict[str, dict] = {}
+    done: dict[str, Job] = {}
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -85,7 +92,7 @@ def follow(client: ToolOutClient, jobs: dict[str, str]) -> dict[str, dict]:
     return done
 
 
-def _bar(job: dict) -> dict:
+def _bar(job: Job) -> dict[str, Any]:
     if job["mode_used"] == "read-grep":
         state = f"{job['status']} · read-grep · {job['agent_turns']} turns, {job['agent_tool_calls']} tool calls"
         return {"total": 1, "completed": int(job["status"] in TERMINAL), "state": state}
@@ -93,7 +100,7 @@ def _bar(job: dict) -> dict:
     return {"total": job["chunks_total"] or None, "completed": job["chunks_done"], "state": state}
 
 
-def report(jobs: dict[str, str], results: dict[str, dict], needles: dict[str, str]) -> bool:
+def report(jobs: dict[str, str], results: dict[str, Job], needles: dict[str, str]) -> bool:
     table = Table("job", "status", "strategy", "chunks", "LLM calls", "tokens in/out", "seconds", "fact found")
     reasons = []
     ok = True

@@ -27,7 +27,7 @@ PYTHON = sys.executable
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        return int(sock.getsockname()[1])
 
 
 def wait_for(check: Callable[[], bool], *, timeout: float, interval: float = 0.1) -> bool:
@@ -55,7 +55,7 @@ class Service:
     env: Mapping[str, str]
     log_path: Path
     ready: Callable[[], bool] | None = None
-    process: subprocess.Popen | None = field(default=None, repr=False)
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     def start(self) -> Service:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -150,7 +150,7 @@ def ensure_redis(url: str) -> None:
         return
     if not shutil.which("redis-server"):
         raise RuntimeError(f"no Redis answers at {url} and redis-server is not installed")
-    port = redis.connection.parse_url(url).get("port", 6379)
+    port = redis.Redis.from_url(url).connection_pool.connection_kwargs.get("port", 6379)
     subprocess.run(
         [
             "redis-server",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Final, Literal
 
 from fastapi import APIRouter, Depends, Header, Query, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -42,8 +42,9 @@ MAX_MATCHES = 10_000
 READ_QUERY = frozenset({"offset", "limit"})
 GREP_QUERY = frozenset({"pattern", "regex", "ignore_case", "before", "after", "max_matches"})
 
-TEXT, JSON = "text/plain", "application/json"
 Flavor = Literal["text/plain", "application/json"]
+TEXT: Final = "text/plain"
+JSON: Final = "application/json"
 
 
 # --- request plumbing -------------------------------------------------------------------------
@@ -129,7 +130,7 @@ def open_output(
     return StoredOutput(blobs, record, block_size=settings.blob_read_block_bytes)
 
 
-def _content(model: type[BaseModel], example: str) -> dict:
+def _content(model: type[BaseModel], example: str) -> dict[int | str, Any]:
     """OpenAPI for a 200 that is text by default and `model` as JSON."""
     return {
         200: {

@@ -6,6 +6,7 @@ workers and CLI cannot disagree on what `TOOLOUT_BLOB_STORE` means.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -109,4 +110,8 @@ def _open_memory(url: str, parts: Any, options: dict[str, Any]) -> MemoryBlobSto
     return MemoryBlobStore(**_read_block(options))
 
 
-_OPENERS = {"file": _open_file, "s3": _open_s3, "memory": _open_memory}
+_OPENERS: dict[str, Callable[[str, Any, dict[str, Any]], BlobStore]] = {
+    "file": _open_file,
+    "s3": _open_s3,
+    "memory": _open_memory,
+}

@@ -156,7 +156,8 @@ class S3BlobStore:
         name = self.object_name(key)
         try:
             with translated(self.bucket, key):
-                return self.client.head_object(Bucket=self.bucket, Key=name)
+                head: dict[str, Any] = self.client.head_object(Bucket=self.bucket, Key=name)
+                return head
         except BlobNotFound:
             self._confirm_bucket()
             raise
@@ -178,7 +179,8 @@ class S3BlobStore:
     def get_bytes(self, key: str) -> bytes:
         name = self.object_name(key)
         with translated(self.bucket, key):
-            return self.client.get_object(Bucket=self.bucket, Key=name)["Body"].read()
+            body: bytes = self.client.get_object(Bucket=self.bucket, Key=name)["Body"].read()
+            return body
 
     def read_range(self, key: str, start: int, end: int) -> bytes:
         """One ranged GET; S3 clips the end itself and answers 416 for a start at or past the size."""
@@ -218,7 +220,8 @@ class S3BlobStore:
                 if error_code(exc) == "InvalidRange":
                     return b""
                 raise
-            return response["Body"].read()
+            data: bytes = response["Body"].read()
+            return data
 
     # --- deletes ------------------------------------------------------------------------------
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 ERROR_KINDS = ("429", "500", "timeout")
 MALFORMED = ("none", "no_closing_tag", "think_block", "wrong_nonce", "no_wrapper")
@@ -82,7 +83,8 @@ class OfflineModelConfig:
         unknown = sorted(set(values) - set(fields))
         if unknown:
             raise ValueError(f"unknown offline model knob(s) {unknown}; known: {', '.join(fields)}")
-        return dataclasses.replace(self, **{k: _convert(fields[k].default, k, v) for k, v in values.items()})
+        converted: dict[str, Any] = {k: _convert(fields[k].default, k, v) for k, v in values.items()}
+        return dataclasses.replace(self, **converted)
 
 
 def parse_header(header: str) -> dict[str, str]:
@@ -93,13 +95,14 @@ def parse_header(header: str) -> dict[str, str]:
     return {k.strip(): v.strip() for k, v in pairs}
 
 
-def _convert(default: object, name: str, raw: str) -> object:
+def _convert(default: object, name: str, raw: str) -> Any:
     """Parse a knob's text by the type of its default."""
     try:
         if isinstance(default, tuple):
             return tuple(x.strip() for x in raw.split(",") if x.strip())
         if isinstance(default, bool):
             return raw.lower() in ("1", "true", "yes")
-        return type(default)(raw)
+        parse: Callable[[str], Any] = type(default)  # int, float or str: each parses its own text
+        return parse(raw)
     except ValueError as exc:
         raise ValueError(f"offline model knob {name}={raw!r}: {exc}") from exc

@@ -13,6 +13,7 @@ import math
 import os
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -202,9 +203,9 @@ class Matcher:
         self.idents = {t.text: t for t in terms if t.kind == "ident"}
         self.words = {t.text: t for t in terms if t.kind == "word"}
 
-    def counts(self, unit_text: str) -> tuple[Counter, int]:
+    def counts(self, unit_text: str) -> tuple[Counter[Term], int]:
         """How often each term occurs in one unit, and the unit's length in tokens."""
-        counts: Counter = Counter()
+        counts: Counter[Term] = Counter()
         if self.phrases:
             low_text = unit_text.lower()
             counts.update({t: low_text.count(t.text) for t in self.phrases if t.text in low_text})
@@ -235,7 +236,14 @@ def score_units(units: list[Unit], terms: list[Term]) -> list[float]:
     return [_score(counts, length, avg_len, idf, total_weight, strong_present) for counts, length in matched]
 
 
-def _score(counts: Counter, length: int, avg_len: float, idf: dict, total_weight: float, strong_present: bool) -> float:
+def _score(
+    counts: Counter[Term],
+    length: int,
+    avg_len: float,
+    idf: dict[Term, float],
+    total_weight: float,
+    strong_present: bool,
+) -> float:
     """One unit's score; when the request names identifiers that exist, only units holding one count."""
     if not counts or (strong_present and not any(t.strong for t in counts)):
         return 0.0
@@ -257,7 +265,8 @@ def select(units: list[Unit], scores: list[float], terms: list[Term], *, budget_
     if top <= 0:
         return []
     ranked = sorted((i for i, s in enumerate(scores) if s >= RELATIVE_THRESHOLD * top), key=lambda i: (-scores[i], i))
-    chosen, used = [], 0
+    chosen: list[tuple[int, str]] = []
+    used = 0
     for i in ranked:
         text = clip_line(units[i].text, terms)
         if chosen and used + len(text.encode()) + 1 > budget_bytes:
@@ -312,7 +321,7 @@ def _merge_no_data(blocks: list[str], max_lines: int = 8) -> str:
     return "\n".join([NO_RELEVANT_DATA, *details[:max_lines], *tail]).strip()
 
 
-def _dedup(lines) -> list[str]:
+def _dedup(lines: Iterable[str]) -> list[str]:
     """Drop blank lines and exact repeats (chunk overlap repeats lines), keeping first occurrences."""
     seen: set[str] = set()
     out = []
