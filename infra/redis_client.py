@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 import redis
 
@@ -32,3 +33,21 @@ def redis_errors() -> Iterator[None]:
         if "READONLY" in str(exc) or "LOADING" in str(exc) or "MISCONF" in str(exc):
             raise BackendUnavailable(f"Redis cannot take writes: {exc}", backend="redis") from exc
         raise
+
+
+# Every client is built with decode_responses=True, so replies are str at run time; redis-py's types
+# say `bytes | str`. These narrow them honestly (a bytes reply would be decoded, not mistyped).
+def text(value: object) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"expected a Redis string reply, got {type(value).__name__}")
+
+
+def text_list(values: Iterable[object]) -> list[str]:
+    return [text(value) for value in values]
+
+
+def text_map(mapping: Mapping[Any, Any]) -> dict[str, str]:
+    return {text(key): text(value) for key, value in mapping.items()}

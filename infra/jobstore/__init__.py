@@ -1,0 +1,18 @@
+"""Job records: the `JobStore` interface, its Redis implementation and its in-memory twin."""
+
+from infra.jobstore.base import JobStore
+from infra.jobstore.memory import MemoryJobStore
+from infra.jobstore.model import MAX_REDUCE_LEVELS, TERMINAL, JobRecord, JobStatus, OverdueAction, new_job
+from infra.jobstore.redis import RedisJobStore
+
+__all__ = [
+    "MAX_REDUCE_LEVELS",
+    "TERMINAL",
+    "JobRecord",
+    "JobStatus",
+    "JobStore",
+    "MemoryJobStore",
+    "OverdueAction",
+    "RedisJobStore",
+    "new_job",
+]

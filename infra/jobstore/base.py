@@ -1,0 +1,148 @@
+"""The job store interface: one record per extraction job, the single source of truth the API polls.
+
+Celery's AsyncResult is not enough: PENDING there also means "unknown", and its results expire on
+their own schedule. Every implementation keeps these promises, which the contract suite
+(`tests/infra/stores/test_job_store_contract.py`) checks on each of them:
+
+* a job enters a terminal state exactly once; later finishes, updates and parts change nothing;
+* a map or reduce output is stored and counted once, however often its task is delivered;
+* a tenant never has more than `max_live` live jobs, even under concurrent creates;
+* an LLM call is reserved against the job's budget before it is made, atomically.
+
+`RedisJobStore` (Lua scripts make each promise one atomic step) runs in production;
+`MemoryJobStore` (one lock) serves the embedded mode and the unit tests.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from extraction.protocols import Usage
+from infra.errors import TooManyRequests
+from infra.jobstore.model import RETRY_AFTER_SECONDS, JobRecord, JobStatus, OverdueAction
+
+
+class JobStore(Protocol):
+    """Create, advance and finish job records; methods raise `NotFound` / `BackendUnavailable`."""
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
+        """Write a new live job with its deadline; with `max_live` > 0, `TooManyRequests` when its
+        tenant already has that many live jobs (admission and creation are one atomic step)."""
+        ...
+
+    def get(self, job_id: str, tenant: str | None = None) -> JobRecord:
+        """The job (`NotFound` when unknown, or another tenant's when `tenant` is given)."""
+        ...
+
+    def update(self, job_id: str, **fields: Any) -> bool:
+        """Set fields on a job that is still live; False when it is already terminal."""
+        ...
+
+    def finish(self, job_id: str, status: JobStatus, **fields: Any) -> bool:
+        """Move a live job to a terminal state exactly once; later calls return False and change nothing."""
+        ...
+
+    def is_terminal(self, job_id: str) -> bool:
+        """True for an ended job, and for one that no longer exists."""
+        ...
+
+    def count_live(self, tenant: str) -> int:
+        """The tenant's non-terminal jobs (what `max_live` is checked against)."""
+        ...
+
+    def mark_running(self, job_id: str) -> bool:
+        return self.update(job_id, status=JobStatus.RUNNING, started_at=time.time())
+
+    def cancel(self, job_id: str) -> bool:
+        return self.finish(job_id, JobStatus.CANCELED, error="canceled by the client")
+
+    # --- faults: LLM call budget, overdue jobs, scheduled tasks ---------------------------------
+    def reserve_llm_call(self, job_id: str, limit: int) -> bool:
+        """Count one LLM call against the job's budget before it is made.
+
+        False when `limit` calls were already reserved or the job ended (or is gone): the caller
+        must not call the model. Atomic, so concurrent map tasks can never overshoot.
+        """
+        ...
+
+    def retry_overdue(self, job_id: str, *, now: float, max_attempts: int) -> OverdueAction:
+        """Decide, once and atomically, what happens to a job found past its deadline.
+
+        RETRY: `attempts` was incremented and a new deadline set (the caller re-submits the job);
+        GIVE_UP: it already had `max_attempts` (the caller fails it); SKIP: it ended meanwhile
+        (dropped from the active set) or another watchdog already gave it a new deadline.
+        """
+        ...
+
+    def overdue(self, now: float | None = None, limit: int = 100) -> list[str]:
+        """Live jobs whose deadline has passed (the watchdog's work list)."""
+        ...
+
+    def count_active(self) -> int:
+        """Live jobs across all tenants."""
+        ...
+
+    def add_task_ids(self, job_id: str, task_ids: list[str]) -> None:
+        """Remember Celery task ids scheduled for the job, so cancelling can revoke the queued ones."""
+        ...
+
+    def task_ids(self, job_id: str) -> list[str]: ...
+
+    def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:
+        """True for the one caller that takes this tick's lock (it expires after `seconds`, never released)."""
+        ...
+
+    # --- results, counted once ----------------------------------------------------------------
+    def record_chunk(self, job_id: str, index: int, text: str, usage: Usage) -> bool:
+        """Store a map output and count it; a second delivery of the same chunk counts nothing."""
+        ...
+
+    def chunk_outputs(self, job_id: str) -> dict[int, str]: ...
+
+    def record_reduce(self, job_id: str, level: int, group: int, text: str, usage: Usage) -> bool:
+        """Store a reduce output (group `group` of level `level`) once; its usage is counted with it."""
+        ...
+
+    def reduce_outputs(self, job_id: str, level: int) -> dict[int, str]: ...
+
+    def chunk_output(self, job_id: str, index: int) -> str | None:
+        return self.chunk_outputs(job_id).get(index)
+
+    def reduce_output(self, job_id: str, level: int, group: int) -> str | None:
+        return self.reduce_outputs(job_id, level).get(group)
+
+    def add_usage(self, job_id: str, usage: Usage) -> None:
+        """Count LLM calls whose output is not a stored part (final reduce, agent turns, failed attempts)."""
+        ...
+
+    def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None: ...
+
+    # --- queries and removal ------------------------------------------------------------------
+    def list_for_session(self, session_id: str, tenant: str | None = None) -> list[JobRecord]:
+        """The session's jobs, oldest first (jobs that expired meanwhile are left out)."""
+        ...
+
+    def delete(self, job_ids: list[str]) -> None:
+        """Remove the jobs and everything they own (parts, task ids, live slots)."""
+        ...
+
+    def delete_session_jobs(self, session_id: str) -> None:
+        """Remove every job of the session (expired ones included) and the session's job list."""
+        ...
+
+
+def admitted(record: JobRecord, deadline_seconds: int) -> JobRecord:
+    """The record as stored at creation: its deadline set and counted as its first attempt."""
+    return record.model_copy(
+        update={"deadline_at": record.created_at + deadline_seconds, "attempts": max(record.attempts, 1)}
+    )
+
+
+def too_many_requests(tenant: str, max_live: int) -> TooManyRequests:
+    return TooManyRequests(
+        f"tenant {tenant!r} already has {max_live} extraction jobs running; retry when one has finished",
+        retry_after=RETRY_AFTER_SECONDS,
+        limit=max_live,
+    )

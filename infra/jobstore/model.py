@@ -1,0 +1,91 @@
+"""The job record: what a client (or an operator) may know about one extraction job."""
+
+from __future__ import annotations
+
+import time
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from extraction.nonce import new_nonce
+from extraction.protocols import Usage
+from infra.records.model import OutputRecord, new_id
+
+MAX_REDUCE_LEVELS = 8
+RETRY_AFTER_SECONDS = 5
+"""What a tenant over its live-job limit is told to wait: jobs take seconds to minutes."""
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELED = "canceled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL
+
+
+TERMINAL = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELED})
+
+
+class JobRecord(BaseModel):
+    """Everything a client (or an operator) may want to know about one extraction job."""
+
+    id: str
+    session_id: str
+    tenant: str = "dev"
+    handle: str
+    tool_name: str = "unknown"
+    extract: str
+    mode_requested: str = "auto"
+    status: JobStatus = JobStatus.QUEUED
+    mode_used: str | None = None
+    routing_reason: str | None = None
+    chunks_total: int = 0
+    chunks_done: int = 0
+    reduce_level: int = 0
+    agent_turns: int = 0
+    agent_tool_calls: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    created_at: float = Field(default_factory=time.time)
+    started_at: float | None = None
+    finished_at: float | None = None
+    deadline_at: float = 0.0
+    result: str | None = None
+    report: dict[str, Any] | None = None
+    error: str | None = None
+    fallback_reason: str | None = None
+    attempts: int = 0
+    llm_calls_reserved: int = Field(0, description="LLM calls reserved against max_llm_calls_per_job")
+    nonce: str = Field("", exclude=True, repr=False)
+
+
+def new_job(output: OutputRecord, extract: str, mode: str) -> JobRecord:
+    """A job to extract `extract` from `output`, with a fresh id and its own nonce (not yet stored)."""
+    return JobRecord(
+        id=new_id(),
+        session_id=output.session_id,
+        tenant=output.tenant,
+        handle=output.handle,
+        tool_name=output.tool_name,
+        extract=extract,
+        mode_requested=str(mode),
+        nonce=new_nonce(),
+    )
+
+
+class OverdueAction(StrEnum):
+    """What the watchdog does with a job past its deadline (decided atomically in the store)."""
+
+    RETRY = "retry"
+    GIVE_UP = "give_up"
+    SKIP = "skip"
+
+
+def ended(status: str | None) -> bool:
+    """A job whose status is gone (deleted, expired) or terminal no longer holds a live slot."""
+    return status is None or JobStatus(status).terminal

@@ -1,0 +1,233 @@
+"""The job store in Redis: a hash per job, changed in place; every promise of `JobStore` is one Lua script.
+
+Transitions to a terminal state and every counted result go through the scripts in `lua/`, so a
+redelivered task or a late worker can neither apply a chunk twice nor overwrite a job that was
+already finished or canceled. The hash's fields are derived from `JobRecord` (`infra.redis_hash`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import redis
+
+from extraction.errors import NotFound
+from extraction.protocols import Usage
+from infra import keys
+from infra.jobstore.base import JobStore, admitted, too_many_requests
+from infra.jobstore.model import MAX_REDUCE_LEVELS, JobRecord, JobStatus, OverdueAction, ended
+from infra.lua import lua_source
+from infra.redis_client import redis_errors, text, text_list, text_map
+from infra.redis_hash import HashCodec, scalar_text
+
+CODEC = HashCodec(JobRecord, flatten=("usage",))
+_SCRIPTS = ("create", "finish", "record_part", "update_live", "reserve_call", "retry_overdue")
+
+
+class RedisJobStore(JobStore):
+    """`JobStore` on one Redis; safe to share between threads and processes."""
+
+    def __init__(
+        self, client: redis.Redis, *, ttl_seconds: int, deadline_seconds: int, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._r = client
+        self._clock = clock
+        self._ttl = ttl_seconds
+        self._deadline = deadline_seconds
+        self._lua = {name: client.register_script(lua_source("infra.jobstore", name)) for name in _SCRIPTS}
+
+    def _run(self, script: str, keys_: list[str], args: list[Any]) -> Any:
+        with redis_errors():
+            return self._lua[script](keys=keys_, args=args)
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
+        record = admitted(record, self._deadline)
+        if self._admit(record, max_live) or (self._prune_live(record.tenant) and self._admit(record, max_live)):
+            return record
+        raise too_many_requests(record.tenant, max_live)
+
+    def _admit(self, record: JobRecord, max_live: int) -> bool:
+        job_keys = [
+            keys.job(record.id),
+            keys.JOBS_ACTIVE,
+            keys.session_jobs(record.session_id),
+            keys.tenant_live_jobs(record.tenant),
+        ]
+        timing = [self._ttl + self._deadline, record.deadline_at, record.created_at]
+        return bool(self._run("create", job_keys, [record.id, max_live, *timing, *_flat(CODEC.encode(record))]) == 1)
+
+    def _prune_live(self, tenant: str) -> bool:
+        """Drop ids of jobs that no longer exist or already ended (deleted, expired); True if any went."""
+        live_key = keys.tenant_live_jobs(tenant)
+        with redis_errors():
+            ids = text_list(self._r.smembers(live_key))
+            pipe = self._r.pipeline()
+            for job_id in ids:
+                pipe.hget(keys.job(job_id), "status")
+            statuses = pipe.execute()
+            stale = [job_id for job_id, status in zip(ids, statuses, strict=True) if ended(status)]
+            return bool(stale) and bool(self._r.srem(live_key, *stale))
+
+    def count_live(self, tenant: str) -> int:
+        with redis_errors():
+            return int(self._r.scard(keys.tenant_live_jobs(tenant)))
+
+    def get(self, job_id: str, tenant: str | None = None) -> JobRecord:
+        with redis_errors():
+            fields = text_map(self._r.hgetall(keys.job(job_id)))
+        if not fields or (tenant is not None and fields.get("tenant") != tenant):
+            raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
+        return CODEC.decode(fields)
+
+    def update(self, job_id: str, **fields: Any) -> bool:
+        return bool(self._run("update_live", [keys.job(job_id)], _flat(CODEC.fields(**fields))) == 1)
+
+    def finish(self, job_id: str, status: JobStatus, **fields: Any) -> bool:
+        assert status.terminal, status
+        values = CODEC.fields(status=status, finished_at=self._clock(), **fields)
+        with redis_errors():
+            tenant = text(self._r.hget(keys.job(job_id), "tenant") or "")
+        owned = keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
+        job_keys = [keys.job(job_id), keys.JOBS_ACTIVE, keys.tenant_live_jobs(tenant), *owned]
+        outcome = self._run("finish", job_keys, [job_id, self._ttl, *_flat(values)])
+        if outcome == -1:
+            raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
+        return bool(outcome == 1)
+
+    def is_terminal(self, job_id: str) -> bool:
+        with redis_errors():
+            status = self._r.hget(keys.job(job_id), "status")
+        return ended(None if status is None else text(status))
+
+    # --- faults ---------------------------------------------------------------------------------
+    def reserve_llm_call(self, job_id: str, limit: int) -> bool:
+        return bool(self._run("reserve_call", [keys.job(job_id)], [limit]) == 1)
+
+    def retry_overdue(self, job_id: str, *, now: float, max_attempts: int) -> OverdueAction:
+        args = [job_id, now, now + self._deadline, max_attempts]
+        return OverdueAction(text(self._run("retry_overdue", [keys.job(job_id), keys.JOBS_ACTIVE], args)))
+
+    def overdue(self, now: float | None = None, limit: int = 100) -> list[str]:
+        with redis_errors():
+            return text_list(self._r.zrangebyscore(keys.JOBS_ACTIVE, 0, now or self._clock(), start=0, num=limit))
+
+    def count_active(self) -> int:
+        with redis_errors():
+            return int(self._r.zcard(keys.JOBS_ACTIVE))
+
+    def add_task_ids(self, job_id: str, task_ids: list[str]) -> None:
+        if not task_ids:
+            return
+        with redis_errors():
+            pipe = self._r.pipeline()
+            pipe.sadd(keys.job_tasks(job_id), *task_ids)
+            pipe.expire(keys.job_tasks(job_id), self._ttl + self._deadline)
+            pipe.execute()
+
+    def task_ids(self, job_id: str) -> list[str]:
+        with redis_errors():
+            return sorted(text_list(self._r.smembers(keys.job_tasks(job_id))))
+
+    def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:
+        with redis_errors():
+            return bool(self._r.set(keys.WATCHDOG_LOCK, owner, nx=True, px=max(1, int(seconds * 1000))))
+
+    # --- results, counted once ----------------------------------------------------------------
+    def record_chunk(self, job_id: str, index: int, text_: str, usage: Usage) -> bool:
+        return self._record(keys.job_chunks(job_id), job_id, index, text_, usage, counter="chunks_done")
+
+    def chunk_output(self, job_id: str, index: int) -> str | None:
+        with redis_errors():
+            found = self._r.hget(keys.job_chunks(job_id), str(index))
+        return None if found is None else text(found)
+
+    def chunk_outputs(self, job_id: str) -> dict[int, str]:
+        return self._parts(keys.job_chunks(job_id))
+
+    def record_reduce(self, job_id: str, level: int, group: int, text_: str, usage: Usage) -> bool:
+        return self._record(keys.job_reduce(job_id, level), job_id, group, text_, usage, counter="")
+
+    def reduce_output(self, job_id: str, level: int, group: int) -> str | None:
+        with redis_errors():
+            found = self._r.hget(keys.job_reduce(job_id, level), str(group))
+        return None if found is None else text(found)
+
+    def reduce_outputs(self, job_id: str, level: int) -> dict[int, str]:
+        return self._parts(keys.job_reduce(job_id, level))
+
+    def _parts(self, key: str) -> dict[int, str]:
+        with redis_errors():
+            return {int(k): v for k, v in text_map(self._r.hgetall(key)).items()}
+
+    def add_usage(self, job_id: str, usage: Usage) -> None:
+        with redis_errors():
+            pipe = self._r.pipeline()
+            for name, value in CODEC.fields(usage=usage).items():
+                if name == "usage_cost_usd":
+                    pipe.hincrbyfloat(keys.job(job_id), name, float(value))
+                else:
+                    pipe.hincrby(keys.job(job_id), name, int(value))
+            pipe.execute()
+
+    def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None:
+        with redis_errors():
+            pipe = self._r.pipeline()
+            pipe.hincrby(keys.job(job_id), "agent_turns", turns)
+            pipe.hincrby(keys.job(job_id), "agent_tool_calls", tool_calls)
+            pipe.execute()
+
+    def _record(self, key: str, job_id: str, index: int, text_: str, usage: Usage, *, counter: str) -> bool:
+        cost = "" if usage.cost_usd is None else scalar_text(usage.cost_usd)
+        counts = [usage.calls, usage.input_tokens, usage.output_tokens, cost]
+        outcome = self._run(
+            "record_part", [keys.job(job_id), key], [index, text_, counter, *counts, self._ttl + self._deadline]
+        )
+        if outcome == -1:
+            raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
+        return bool(outcome == 1)
+
+    # --- queries ------------------------------------------------------------------------------
+    def list_for_session(self, session_id: str, tenant: str | None = None) -> list[JobRecord]:
+        with redis_errors():
+            ids = text_list(self._r.zrange(keys.session_jobs(session_id), 0, -1))
+        return [job for job in (self._find(job_id, tenant) for job_id in ids) if job is not None]
+
+    def _find(self, job_id: str, tenant: str | None) -> JobRecord | None:
+        try:
+            return self.get(job_id, tenant)
+        except NotFound:
+            return None
+
+    def delete(self, job_ids: list[str]) -> None:
+        if not job_ids:
+            return
+        tenants = self._tenants(job_ids)
+        with redis_errors():
+            pipe = self._r.pipeline()
+            for job_id, tenant in zip(job_ids, tenants, strict=True):
+                pipe.delete(*keys.job_keys(job_id, MAX_REDUCE_LEVELS))
+                pipe.zrem(keys.JOBS_ACTIVE, job_id)
+                if tenant is not None:
+                    pipe.srem(keys.tenant_live_jobs(tenant), job_id)
+            pipe.execute()
+
+    def delete_session_jobs(self, session_id: str) -> None:
+        with redis_errors():
+            ids = text_list(self._r.zrange(keys.session_jobs(session_id), 0, -1))
+        self.delete(ids)
+        with redis_errors():
+            self._r.delete(keys.session_jobs(session_id))
+
+    def _tenants(self, job_ids: list[str]) -> list[str | None]:
+        with redis_errors():
+            pipe = self._r.pipeline()
+            for job_id in job_ids:
+                pipe.hget(keys.job(job_id), "tenant")
+            return [None if tenant is None else text(tenant) for tenant in pipe.execute()]
+
+
+def _flat(fields: dict[str, str]) -> list[str]:
+    return [item for pair in fields.items() for item in pair]

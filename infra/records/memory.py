@@ -1,0 +1,88 @@
+"""Sessions and output records in process memory, for the embedded mode and unit tests.
+
+Idle expiry follows an injectable clock, so a test moves time instead of sleeping through a TTL.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from infra.records.base import RecordStore
+from infra.records.model import (
+    DEFAULT_TENANT,
+    OutputRecord,
+    SessionRecord,
+    new_id,
+    output_not_found,
+    session_not_found,
+)
+
+
+class MemoryRecordStore(RecordStore):
+    """`RecordStore` in dicts; thread-safe within one process."""
+
+    def __init__(self, *, session_ttl_seconds: int, clock: Callable[[], float] = time.time) -> None:
+        self._ttl, self._clock = session_ttl_seconds, clock
+        self._sessions: dict[str, SessionRecord] = {}
+        self._last_use: dict[str, float] = {}
+        self._outputs: dict[str, OutputRecord] = {}
+        self._lock = threading.RLock()
+
+    # --- sessions -----------------------------------------------------------------------------
+    def create_session(self, tenant: str = DEFAULT_TENANT) -> SessionRecord:
+        now = self._clock()
+        record = SessionRecord(id=new_id(), tenant=tenant, created_at=now, last_used_at=now)
+        with self._lock:
+            self._sessions[record.id] = record
+            self._last_use[record.id] = now
+        return record
+
+    def get_session(self, session_id: str, tenant: str = DEFAULT_TENANT) -> SessionRecord:
+        with self._lock:
+            record, last_used = self._sessions.get(session_id), self._last_use.get(session_id)
+            if record is None or record.tenant != tenant or last_used is None or self._expired(last_used):
+                raise session_not_found(session_id)
+            self.touch(session_id)
+            return record.model_copy(update={"last_used_at": self._clock()})
+
+    def touch(self, session_id: str) -> None:
+        with self._lock:
+            if session_id in self._last_use:
+                self._last_use[session_id] = self._clock()
+
+    def idle_sessions(self, limit: int = 100) -> list[str]:
+        with self._lock:
+            idle = sorted((used, session_id) for session_id, used in self._last_use.items() if self._expired(used))
+        return [session_id for _, session_id in idle[:limit]]
+
+    def _expired(self, last_used: float) -> bool:
+        return last_used < self._clock() - self._ttl
+
+    def session_handles(self, session_id: str) -> list[str]:
+        with self._lock:
+            return sorted(handle for handle, record in self._outputs.items() if record.session_id == session_id)
+
+    def drop_session_records(self, session_id: str) -> None:
+        with self._lock:
+            for handle in self.session_handles(session_id):
+                del self._outputs[handle]
+            self._sessions.pop(session_id, None)
+            self._last_use.pop(session_id, None)
+
+    # --- outputs ------------------------------------------------------------------------------
+    def put_output(self, record: OutputRecord) -> None:
+        with self._lock:
+            self._outputs[record.handle] = record.model_copy(deep=True)
+
+    def get_output(self, handle: str, tenant: str = DEFAULT_TENANT) -> OutputRecord:
+        with self._lock:
+            record = self._outputs.get(handle)
+        if record is None or record.tenant != tenant:
+            raise output_not_found(handle)
+        return record.model_copy(deep=True)
+
+    def delete_output(self, record: OutputRecord) -> None:
+        with self._lock:
+            self._outputs.pop(record.handle, None)

@@ -1,0 +1,74 @@
+"""All of a process's stores, opened once from settings: Redis ones, or their in-memory twins.
+
+`TOOLOUT_REDIS_URL=memory://` gives the twins (one process only: the embedded mode, unit tests);
+any `redis://` URL gives the Redis implementations sharing one connection pool. Entry points (the
+API's app factory, the worker boot, `toolout.local`) call `open_stores` once and pass the result on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from infra.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
+from infra.blobstore import BlobStore, open_blob_store_from_settings
+from infra.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
+from infra.jobstore import JobStore, MemoryJobStore, RedisJobStore
+from infra.records import MemoryRecordStore, RecordStore, RedisRecordStore
+from infra.redis_client import connect, redis_errors
+from infra.settings import Settings
+
+MEMORY_URL = "memory://"
+
+
+@dataclass
+class Stores:
+    """The state a process works on; `ping` checks the state backend, `close` releases it."""
+
+    records: RecordStore
+    jobs: JobStore
+    api_keys: ApiKeyStore
+    idempotency: IdempotencyStore
+    blobs: BlobStore
+    ping: Callable[[], object]
+    close: Callable[[], None]
+
+
+def open_stores(settings: Settings) -> Stores:
+    """The stores `settings` describe: Redis (or memory twins) and the blob store."""
+    blobs = open_blob_store_from_settings(settings)
+    if settings.redis_url == MEMORY_URL:
+        return memory_stores(settings, blobs)
+    return redis_stores(settings, blobs)
+
+
+def memory_stores(settings: Settings, blobs: BlobStore) -> Stores:
+    return Stores(
+        records=MemoryRecordStore(session_ttl_seconds=settings.session_ttl_seconds),
+        jobs=MemoryJobStore(ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds),
+        api_keys=MemoryApiKeyStore(settings.api_keys),
+        idempotency=MemoryIdempotencyStore(ttl_seconds=settings.idempotency_ttl_seconds),
+        blobs=blobs,
+        ping=lambda: True,
+        close=lambda: None,
+    )
+
+
+def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
+    client = connect(settings.redis_url)
+
+    def ping() -> object:
+        with redis_errors():
+            return client.ping()
+
+    return Stores(
+        records=RedisRecordStore(client, session_ttl_seconds=settings.session_ttl_seconds),
+        jobs=RedisJobStore(
+            client, ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds
+        ),
+        api_keys=RedisApiKeyStore(client, settings.api_keys),
+        idempotency=RedisIdempotencyStore(client, ttl_seconds=settings.idempotency_ttl_seconds),
+        blobs=blobs,
+        ping=ping,
+        close=client.close,
+    )

@@ -1,0 +1,238 @@
+"""The `JobStore` promises, on Redis and on the in-memory twin alike."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from extraction.errors import NotFound
+from extraction.protocols import Usage
+from infra.errors import TooManyRequests
+from infra.jobstore import JobRecord, JobStatus, JobStore, OverdueAction
+from tests.infra.stores.conftest import Clock
+
+
+def new_job(jobs: JobStore, job_id: str = "j1", *, tenant: str = "dev", max_live: int = 0, **fields) -> JobRecord:
+    record = JobRecord(
+        id=job_id, session_id="s1", tenant=tenant, handle="h1", extract="errors", nonce="abc123", **fields
+    )
+    return jobs.create(record, max_live=max_live)
+
+
+# --- lifecycle ---------------------------------------------------------------------------------
+def test_a_created_job_reads_back_queued_with_its_deadline_first_attempt_and_nonce(jobs: JobStore) -> None:
+    created = new_job(jobs)
+    read = jobs.get("j1")
+    assert read.status is JobStatus.QUEUED and read.attempts == created.attempts == 1
+    assert read.deadline_at == pytest.approx(created.created_at + 60)
+    assert read.nonce == "abc123" and "nonce" not in read.model_dump()
+    assert jobs.overdue(now=created.created_at + 61) == ["j1"] and jobs.overdue(now=created.created_at + 59) == []
+
+
+def test_every_field_round_trips(jobs: JobStore) -> None:
+    new_job(jobs)
+    usage = Usage(calls=3, input_tokens=10, output_tokens=4, cost_usd=0.25)
+    jobs.update("j1", mode_used="full-chunked", routing_reason="auto: 3 chunks", chunks_total=3, reduce_level=1)
+    jobs.add_usage("j1", usage)
+    jobs.finish(
+        "j1", JobStatus.SUCCEEDED, result="ABSTRACT", report={"content": "x", "found": True}, fallback_reason=None
+    )
+    read = jobs.get("j1")
+    assert (read.mode_used, read.routing_reason, read.chunks_total, read.reduce_level) == (
+        "full-chunked",
+        "auto: 3 chunks",
+        3,
+        1,
+    )
+    assert (read.usage, read.result, read.report, read.fallback_reason) == (
+        usage,
+        "ABSTRACT",
+        {"content": "x", "found": True},
+        None,
+    )
+    assert read.finished_at is not None and read.status is JobStatus.SUCCEEDED
+
+
+def test_unknown_jobs_and_other_tenants_jobs_are_not_found(jobs: JobStore) -> None:
+    new_job(jobs)
+    for job_id, tenant in (("missing", None), ("j1", "someone-else")):
+        with pytest.raises(NotFound):
+            jobs.get(job_id, tenant)
+    assert jobs.get("j1", "dev").id == "j1"
+
+
+def test_a_job_finishes_once_and_then_expires(jobs: JobStore, clock: Clock) -> None:
+    new_job(jobs)
+    assert jobs.finish("j1", JobStatus.SUCCEEDED, result="ABSTRACT")
+    assert not jobs.finish("j1", JobStatus.FAILED, error="late worker")
+    assert (jobs.get("j1").status, jobs.get("j1").error) == (JobStatus.SUCCEEDED, None)
+    assert jobs.overdue(now=clock.now + 3600) == [] and jobs.is_terminal("j1")
+    clock.advance(601)
+    with pytest.raises(NotFound):
+        jobs.get("j1")
+
+
+def test_a_cancel_wins_over_a_later_success_and_freezes_the_job(jobs: JobStore) -> None:
+    new_job(jobs)
+    assert jobs.mark_running("j1") and jobs.get("j1").status is JobStatus.RUNNING
+    assert jobs.cancel("j1")
+    assert not jobs.finish("j1", JobStatus.SUCCEEDED, result="too late")
+    assert not jobs.update("j1", chunks_total=5)
+    assert not jobs.cancel("j1")
+    read = jobs.get("j1")
+    assert (read.status, read.chunks_total, read.error) == (JobStatus.CANCELED, 0, "canceled by the client")
+
+
+def test_finishing_or_updating_an_unknown_job_is_not_found(jobs: JobStore) -> None:
+    with pytest.raises(NotFound):
+        jobs.finish("ghost", JobStatus.FAILED, error="x")
+    assert jobs.is_terminal("ghost")
+
+
+# --- parts, counted once -----------------------------------------------------------------------
+def test_a_redelivered_chunk_is_counted_once(jobs: JobStore) -> None:
+    new_job(jobs)
+    usage = Usage(calls=1, input_tokens=100, output_tokens=10, cost_usd=0.5)
+    assert jobs.record_chunk("j1", 0, "first", usage)
+    assert not jobs.record_chunk("j1", 0, "redelivered", usage)
+    assert jobs.record_chunk("j1", 1, "second", usage)
+    record = jobs.get("j1")
+    assert record.chunks_done == 2
+    assert record.usage == Usage(calls=2, input_tokens=200, output_tokens=20, cost_usd=1.0)
+    assert jobs.chunk_outputs("j1") == {0: "first", 1: "second"}
+    assert (jobs.chunk_output("j1", 0), jobs.chunk_output("j1", 7)) == ("first", None)
+
+
+def test_reduce_parts_are_kept_per_level_and_loose_usage_adds_up(jobs: JobStore) -> None:
+    new_job(jobs)
+    assert jobs.record_reduce("j1", 1, 0, "group 0", Usage(calls=1, input_tokens=5))
+    assert not jobs.record_reduce("j1", 1, 0, "again", Usage(calls=1, input_tokens=5))
+    assert jobs.record_reduce("j1", 2, 0, "final", Usage(calls=1))
+    jobs.add_usage("j1", Usage(calls=1, input_tokens=7, output_tokens=3))
+    jobs.add_agent_progress("j1", turns=2, tool_calls=5)
+    assert jobs.reduce_outputs("j1", 1) == {0: "group 0"} and jobs.reduce_output("j1", 2, 0) == "final"
+    read = jobs.get("j1")
+    assert read.usage == Usage(calls=3, input_tokens=12, output_tokens=3)
+    assert (read.agent_turns, read.agent_tool_calls, read.chunks_done) == (2, 5, 0)
+
+
+def test_parts_for_an_unknown_job_are_refused(jobs: JobStore) -> None:
+    with pytest.raises(NotFound):
+        jobs.record_chunk("ghost", 0, "x", Usage())
+
+
+def test_concurrent_deliveries_of_one_chunk_count_it_once(jobs: JobStore) -> None:
+    new_job(jobs)
+    with ThreadPoolExecutor(8) as pool:
+        stored = list(pool.map(lambda i: jobs.record_chunk("j1", 0, f"copy {i}", Usage(calls=1)), range(16)))
+    assert stored.count(True) == 1 and jobs.get("j1").usage.calls == 1 and jobs.get("j1").chunks_done == 1
+
+
+# --- the session's jobs ------------------------------------------------------------------------
+def test_session_listing_delete_and_session_purge(jobs: JobStore) -> None:
+    for job_id in ("a", "b", "c"):
+        new_job(jobs, job_id)
+    assert [j.id for j in jobs.list_for_session("s1")] == ["a", "b", "c"]
+    assert jobs.list_for_session("s1", tenant="other") == []
+    jobs.delete(["a"])
+    assert [j.id for j in jobs.list_for_session("s1")] == ["b", "c"]
+    jobs.delete_session_jobs("s1")
+    assert jobs.list_for_session("s1") == [] and jobs.count_live("dev") == 0 and jobs.count_active() == 0
+
+
+# --- per-tenant live jobs ----------------------------------------------------------------------
+def test_finishing_a_job_frees_its_tenant_slot(jobs: JobStore) -> None:
+    new_job(jobs, "a", tenant="acme")
+    new_job(jobs, "b", tenant="acme")
+    assert jobs.count_live("acme") == 2 and jobs.count_active() == 2
+    assert jobs.finish("a", JobStatus.SUCCEEDED, result="done")
+    assert jobs.count_live("acme") == 1
+    assert jobs.cancel("b") and jobs.count_live("acme") == 0 and jobs.count_active() == 0
+
+
+def test_the_limit_counts_live_jobs_per_tenant(jobs: JobStore) -> None:
+    new_job(jobs, "a", tenant="acme", max_live=2)
+    new_job(jobs, "b", tenant="acme", max_live=2)
+    with pytest.raises(TooManyRequests) as refused:
+        new_job(jobs, "c", tenant="acme", max_live=2)
+    assert refused.value.retry_after > 0 and refused.value.details["limit"] == 2
+    with pytest.raises(NotFound):
+        jobs.get("c")
+    new_job(jobs, "other", tenant="globex", max_live=2)
+    jobs.finish("a", JobStatus.FAILED, error="x")
+    new_job(jobs, "c", tenant="acme", max_live=2)
+
+
+def test_deleted_jobs_do_not_hold_slots(jobs: JobStore) -> None:
+    new_job(jobs, "a", tenant="acme", max_live=2)
+    new_job(jobs, "b", tenant="acme", max_live=2)
+    jobs.delete(["a"])
+    assert jobs.count_live("acme") == 1
+    new_job(jobs, "c", tenant="acme", max_live=2)
+    assert jobs.count_live("acme") == 2
+
+
+def test_concurrent_creates_never_exceed_the_limit(jobs: JobStore) -> None:
+    def attempt(i: int) -> bool:
+        try:
+            new_job(jobs, f"j{i}", tenant="acme", max_live=5)
+            return True
+        except TooManyRequests:
+            return False
+
+    with ThreadPoolExecutor(16) as pool:
+        admitted = sum(pool.map(attempt, range(40)))
+    assert admitted == 5 == jobs.count_live("acme")
+
+
+# --- faults: call budget, overdue jobs, task ids, the watchdog's tick ---------------------------
+def test_reservations_stop_at_the_limit_and_for_ended_jobs(jobs: JobStore) -> None:
+    new_job(jobs)
+    assert [jobs.reserve_llm_call("j1", 2) for _ in range(3)] == [True, True, False]
+    assert jobs.get("j1").llm_calls_reserved == 2
+    jobs.cancel("j1")
+    assert not jobs.reserve_llm_call("j1", 100) and not jobs.reserve_llm_call("missing", 100)
+
+
+def test_concurrent_reservations_never_overshoot(jobs: JobStore) -> None:
+    new_job(jobs)
+    with ThreadPoolExecutor(8) as pool:
+        granted = sum(pool.map(lambda _: jobs.reserve_llm_call("j1", 10), range(40)))
+    assert granted == 10 == jobs.get("j1").llm_calls_reserved
+
+
+def test_overdue_decisions(jobs: JobStore) -> None:
+    job = new_job(jobs)
+    late = job.deadline_at + 1
+    assert jobs.retry_overdue("j1", now=job.deadline_at - 1, max_attempts=2) is OverdueAction.SKIP
+    assert jobs.retry_overdue("j1", now=late, max_attempts=2) is OverdueAction.RETRY
+    retried = jobs.get("j1")
+    assert (retried.attempts, retried.deadline_at) == (2, pytest.approx(late + 60))
+    assert jobs.overdue(now=late + 59) == [] and jobs.overdue(now=late + 61) == ["j1"]
+    assert jobs.retry_overdue("j1", now=late, max_attempts=2) is OverdueAction.SKIP, "a second watchdog, same tick"
+    assert jobs.retry_overdue("j1", now=late + 61, max_attempts=2) is OverdueAction.GIVE_UP
+    assert jobs.get("j1").status is JobStatus.QUEUED, "giving up is the caller's ending, through outcomes"
+
+
+def test_an_ended_job_is_never_overdue(jobs: JobStore) -> None:
+    job = new_job(jobs)
+    jobs.finish("j1", JobStatus.SUCCEEDED, result="done")
+    assert jobs.retry_overdue("j1", now=job.deadline_at + 1, max_attempts=5) is OverdueAction.SKIP
+    assert jobs.overdue(now=job.deadline_at + 1) == []
+
+
+def test_task_ids_are_remembered_per_job(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.add_task_ids("j1", ["t2", "t1"])
+    jobs.add_task_ids("j1", ["t1", "t3"])
+    jobs.add_task_ids("j1", [])
+    assert jobs.task_ids("j1") == ["t1", "t2", "t3"] and jobs.task_ids("other") == []
+    jobs.delete(["j1"])
+    assert jobs.task_ids("j1") == []
+
+
+def test_one_owner_per_watchdog_tick_until_it_expires(jobs: JobStore, clock: Clock) -> None:
+    assert jobs.claim_watchdog_tick("a", 5) and not jobs.claim_watchdog_tick("b", 5)
+    clock.advance(5.1)
+    assert jobs.claim_watchdog_tick("b", 5)

@@ -1,0 +1,83 @@
+"""What only the Redis implementations promise: their key layout, TTLs, and that secrets never reach a key name."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+import redis
+
+from extraction.protocols import Usage
+from infra import keys
+from infra.apikeys import RedisApiKeyStore
+from infra.idempotency import RedisIdempotencyStore, StoredResponse
+from infra.jobstore import JobRecord, JobStatus, RedisJobStore
+from infra.jobstore.redis import CODEC
+
+
+@pytest.fixture()
+def jobs(redis_client: redis.Redis) -> RedisJobStore:
+    return RedisJobStore(redis_client, ttl_seconds=600, deadline_seconds=60)
+
+
+def new_job(jobs: RedisJobStore, job_id: str = "j1", tenant: str = "acme") -> JobRecord:
+    return jobs.create(JobRecord(id=job_id, session_id="s1", tenant=tenant, handle="h1", extract="errors", nonce="n"))
+
+
+def test_a_job_is_one_hash_whose_fields_the_codec_derives_from_the_record(jobs, redis_client) -> None:
+    job = new_job(jobs)
+    fields = redis_client.hgetall(keys.job("j1"))
+    assert fields == CODEC.encode(job)
+    assert {"usage_calls", "usage_input_tokens", "usage_output_tokens"} <= set(fields) and "usage" not in fields
+    assert fields["nonce"] == "n" and fields["status"] == "queued" and "result" not in fields
+
+
+def test_counters_are_incremented_in_place(jobs, redis_client) -> None:
+    new_job(jobs)
+    jobs.record_chunk("j1", 0, "x", Usage(calls=1, input_tokens=3, cost_usd=0.1))
+    jobs.add_usage("j1", Usage(calls=2, output_tokens=5, cost_usd=0.2))
+    fields = redis_client.hgetall(keys.job("j1"))
+    assert (fields["chunks_done"], fields["usage_calls"], fields["usage_output_tokens"]) == ("1", "3", "5")
+    assert float(fields["usage_cost_usd"]) == pytest.approx(0.3)
+
+
+def test_a_finished_job_and_everything_it_owns_expire_with_it(jobs, redis_client) -> None:
+    new_job(jobs)
+    jobs.record_chunk("j1", 0, "x", Usage())
+    jobs.add_task_ids("j1", ["t1"])
+    assert jobs.finish("j1", JobStatus.SUCCEEDED, result="done")
+    for key in (keys.job("j1"), keys.job_chunks("j1"), keys.job_tasks("j1")):
+        assert 0 < redis_client.ttl(key) <= 600, key
+    assert redis_client.zscore(keys.JOBS_ACTIVE, "j1") is None
+    assert redis_client.smembers(keys.tenant_live_jobs("acme")) == set()
+
+
+def test_a_vanished_job_is_pruned_from_its_tenants_slots_when_the_limit_is_reached(jobs, redis_client) -> None:
+    new_job(jobs, "a")
+    jobs.create(JobRecord(id="b", session_id="s1", tenant="acme", handle="h1", extract="e"), max_live=2)
+    redis_client.delete(keys.job("b"))  # e.g. its record expired
+    jobs.create(JobRecord(id="c", session_id="s1", tenant="acme", handle="h1", extract="e"), max_live=2)
+    assert redis_client.smembers(keys.tenant_live_jobs("acme")) == {"a", "c"}
+
+
+def test_the_watchdog_lock_expires_on_its_own(jobs, redis_client) -> None:
+    assert jobs.claim_watchdog_tick("a", 5)
+    assert 0 < redis_client.pttl(keys.WATCHDOG_LOCK) <= 5000
+
+
+def test_only_key_hashes_are_stored(redis_client) -> None:
+    store = RedisApiKeyStore(redis_client)
+    key, info = store.create("acme")
+    stored = redis_client.hgetall(keys.API_KEYS)
+    assert list(stored) == [info.key_hash] == [hashlib.sha256(key.encode()).hexdigest()]
+    assert key not in json.dumps(stored) and json.loads(stored[info.key_hash])["tenant"] == "acme"
+
+
+def test_an_idempotency_key_never_names_a_redis_key_and_expires(redis_client) -> None:
+    store = RedisIdempotencyStore(redis_client, ttl_seconds=60)
+    lease = store.begin("acme", "key with spaces:and*glob", "fp")
+    store.complete(lease, StoredResponse(202, "{}"))
+    names = redis_client.keys("*")
+    assert len(names) == 1 and "spaces" not in names[0] and names[0].startswith(keys.idempotency("acme", ""))
+    assert 0 < redis_client.ttl(names[0]) <= 60
