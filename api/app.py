@@ -1,9 +1,11 @@
-"""The FastAPI application factory: `uvicorn --factory api.app:create_app`.
+"""The FastAPI application factory, the API process's composition root: `uvicorn --factory api.app:create_app`.
 
 There is deliberately no module-level `app`: settings come from the environment when the app is
-built, and tests build apps with their own settings. The lifespan opens Redis and the blob store
-once per process and runs the idle-session sweeper in the background. Every `/v1` router is
-included behind `get_tenant` (API key → tenant), so no resource route can forget to authenticate.
+built, and tests build apps with their own settings and services. The factory builds the stores
+and the dispatcher once (`build_services`), unless the caller passes its own `Services` (tests:
+in-memory stores and a recording dispatcher; the embedded mode: a local thread pool). The lifespan
+runs the idle-session sweeper and closes the stores. Every `/v1` router is included behind
+`get_tenant` (API key → tenant), so no resource route can forget to authenticate.
 """
 
 from __future__ import annotations
@@ -15,32 +17,46 @@ from collections.abc import AsyncIterator
 from fastapi import Depends, FastAPI
 
 from api.auth import announce_auth_mode
-from api.deps import get_tenant
+from api.deps import Services, get_tenant
 from api.errors import error_responses, install_error_handlers
-from api.lifecycle import SWEEP_INTERVAL_SECONDS, build_services, sweep_forever
+from api.lifecycle import SWEEP_INTERVAL_SECONDS, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
 from api.routers import extractions, health, lines, outputs, sessions
 from infra.settings import Settings, get_settings
+from infra.stores import open_stores
 from infra.tokenizer_files import ensure_offline_encodings
 
 
-def create_app(settings: Settings | None = None, *, sweep_interval: float = SWEEP_INTERVAL_SECONDS) -> FastAPI:
-    settings = settings or get_settings()
+def build_services(settings: Settings) -> Services:
+    """The production services: Redis stores, the blob store, and Celery as the dispatcher."""
+    from workers.celery_app import create_celery  # Celery only where the API really sends tasks
+    from workers.celery_dispatch import CeleryDispatcher
+
+    stores = open_stores(settings)
+    return Services(settings=settings, stores=stores, dispatcher=CeleryDispatcher(create_celery(settings), stores.jobs))
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    services: Services | None = None,
+    sweep_interval: float = SWEEP_INTERVAL_SECONDS,
+) -> FastAPI:
+    settings = services.settings if services is not None else settings or get_settings()
     ensure_offline_encodings()  # uploads tokenize; tiktoken must not try to download its BPE files
+    built = services if services is not None else build_services(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = build_services(settings)
-        app.state.services = services
-        announce_auth_mode(settings, services.api_keys)
-        sweeper = asyncio.create_task(sweep_forever(services, sweep_interval), name="toolout-session-sweeper")
+        announce_auth_mode(settings, built.api_keys)
+        sweeper = asyncio.create_task(sweep_forever(built, sweep_interval), name="toolout-session-sweeper")
         try:
             yield
         finally:
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
-            services.redis.close()
+            built.stores.close()
 
     app = FastAPI(
         title="toolout",
@@ -49,6 +65,7 @@ def create_app(settings: Settings | None = None, *, sweep_interval: float = SWEE
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.services = built
     app.state.metrics = Metrics()
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_error_handlers(app)

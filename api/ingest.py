@@ -6,8 +6,7 @@ writes the batch to the spool file, feeds the `StatsCounter` (sha256, lines, tok
 tokenizing overlaps the network and never blocks the loop. The byte limit is enforced as bytes
 arrive; whatever goes wrong, the temp file is removed before the error leaves this module.
 
-Storing is all-or-nothing from the client's view: blob, token index, line index, then the record;
-a failure (or the session vanishing meanwhile) removes whatever was already written.
+Storing the received output (blob, indexes, record; all or nothing) is `infra.outputs.store_output`.
 """
 
 from __future__ import annotations
@@ -26,28 +25,15 @@ from urllib.parse import unquote, urlparse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
-from extraction.errors import InvalidInput, NotFound, PayloadTooLarge
+from extraction.errors import InvalidInput, PayloadTooLarge
 from extraction.lines import LineIndex, LineIndexBuilder
 from extraction.stats import Measured, StatsCounter
-from infra.blobstore import BlobStore
-from infra.records import OutputRecord, RecordStore, SessionRecord, blob_key, new_id
 from infra.settings import Settings
 
 log = logging.getLogger("toolout.api.ingest")
 
 BATCH_BYTES = 1 << 20
-TOKEN_INDEX_SUFFIX, LINE_INDEX_SUFFIX = ".tokidx", ".lines"
-"""The indexes stored beside each output blob (`docs/architecture.md`, storage layout)."""
 SPOOL_PREFIX = "upload-"
-
-
-@dataclass
-class UploadMeta:
-    """Where the output came from, as the agent framework describes it."""
-
-    tool_name: str
-    tool_args: str
-    content_type: str
 
 
 @dataclass
@@ -156,62 +142,3 @@ async def _quietly(awaitable: asyncio.Future[None] | object) -> None:
 
 def too_large(limit: int, **details: int) -> PayloadTooLarge:
     return PayloadTooLarge(f"the upload exceeds the limit of {limit} bytes; nothing was stored", limit=limit, **details)
-
-
-# --- storing ----------------------------------------------------------------------------------
-def output_blob_keys(record: OutputRecord) -> list[str]:
-    return [key for key in (record.blob_key, record.index_key, record.lines_key) if key]
-
-
-def new_output_record(session: SessionRecord, meta: UploadMeta, spooled: Spooled) -> OutputRecord:
-    handle = new_id()
-    key = blob_key(session.id, handle)
-    return OutputRecord(
-        handle=handle,
-        session_id=session.id,
-        tenant=session.tenant,
-        tool_name=meta.tool_name,
-        tool_args=meta.tool_args,
-        content_type=meta.content_type,
-        stats=spooled.measured.stats,
-        blob_key=key,
-        index_key=f"{key}{TOKEN_INDEX_SUFFIX}",
-        lines_key=f"{key}{LINE_INDEX_SUFFIX}",
-    )
-
-
-def store_output(
-    blobs: BlobStore, records: RecordStore, session: SessionRecord, meta: UploadMeta, spooled: Spooled
-) -> OutputRecord:
-    """Write everything under a fresh handle; the spool file passes to the store (it may be renamed)."""
-    record = new_output_record(session, meta, spooled)
-    try:
-        blobs.put_file(record.blob_key, spooled.path)
-        blobs.put_bytes(record.index_key, spooled.measured.index.model_dump_json().encode())
-        blobs.put_bytes(f"{record.blob_key}{LINE_INDEX_SUFFIX}", spooled.lines.model_dump_json().encode())
-        records.put_output(record)
-        _check_session_survived(records, record)
-    except BaseException:
-        _discard(blobs, records, record)
-        raise
-    return record
-
-
-def _check_session_survived(records: RecordStore, record: OutputRecord) -> None:
-    """A DELETE or sweep that ran during the upload must not leave an output behind in a dead session."""
-    try:
-        records.get_session(record.session_id, record.tenant)
-    except NotFound:
-        raise NotFound(
-            f"session {record.session_id!r} was deleted during the upload", session_id=record.session_id
-        ) from None
-
-
-def _discard(blobs: BlobStore, records: RecordStore, record: OutputRecord) -> None:
-    """Best effort: whatever survives here is removed by the session's purge (prefix delete)."""
-    try:
-        records.delete_output(record)
-        for key in output_blob_keys(record):
-            blobs.delete(key)
-    except Exception:
-        log.warning("could not clean up output %s after a failed upload", record.handle, exc_info=True)

@@ -1,4 +1,4 @@
-"""Building the shared services, and removing sessions (on DELETE and when they sit idle too long).
+"""Removing sessions (on DELETE and when they sit idle too long).
 
 A session owns three kinds of state in two systems: blobs under `sessions/<id>/`, job records and
 output/session records in Redis. `purge_session` removes them in that order, so a failure half-way
@@ -13,36 +13,17 @@ import logging
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import Services
-from infra.apikeys import ApiKeyStore
-from infra.blobstore import open_blob_store_from_settings
-from infra.idempotency import IdempotencyStore
-from infra.jobstore import JobStore
-from infra.records import RecordStore, session_prefix
-from infra.redis_client import connect
-from infra.settings import Settings
+from infra.records import session_prefix
 
 log = logging.getLogger("toolout.api.sweeper")
 
 SWEEP_INTERVAL_SECONDS = 60.0
 
 
-def build_services(settings: Settings) -> Services:
-    client = connect(settings.redis_url)
-    return Services(
-        settings=settings,
-        redis=client,
-        records=RecordStore(client, session_ttl_seconds=settings.session_ttl_seconds),
-        jobs=JobStore(client, ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds),
-        blobs=open_blob_store_from_settings(settings),
-        api_keys=ApiKeyStore(client, settings.api_keys),
-        idempotency=IdempotencyStore(client, ttl_seconds=settings.idempotency_ttl_seconds),
-    )
-
-
 def purge_session(services: Services, session_id: str) -> None:
     """Delete a session's blobs, then its jobs, then its records (the last step is what makes it gone)."""
     services.blobs.delete_prefix(session_prefix(session_id))
-    services.jobs.delete(services.records.session_job_ids(session_id))
+    services.jobs.delete_session_jobs(session_id)
     services.records.drop_session_records(session_id)
 
 

@@ -151,7 +151,7 @@ def worker_service(
             "--without-mingle",
         ]
         service = processes.Service(name, argv, env, logs / f"{name}.log")
-    service.ready = processes.workers_answering([name])
+    service.ready = processes.workers_answering([name], env)
     return service
 
 

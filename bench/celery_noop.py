@@ -1,6 +1,6 @@
 """Trivial tasks on toolout's own Celery app: the baseline of P1 in `bench_service.py`.
 
-They are registered on `workers.app.app` itself, so a worker started with
+They are registered on a toolout worker's own Celery app (`workers.main.build_worker`), so a worker started with
 `python -m celery -A bench.celery_noop worker ...` serves toolout's tasks *and* these, with the
 same broker, result backend, serializers, acks and prefetch settings. A chord of `noop` tasks
 then costs exactly what Celery + Redis cost, and nothing of what toolout does inside a task.
@@ -8,8 +8,10 @@ then costs exactly what Celery + Redis cost, and nothing of what toolout does in
 
 from __future__ import annotations
 
-import workers.tasks  # noqa: F401 - the toolout tasks must be served by the same worker
-from workers.app import app
+from infra.settings import get_settings
+from workers.main import build_worker
+
+app, _ = build_worker(get_settings())  # an entry point for `celery -A`: building the app here is its job
 
 __all__ = ["app", "noop", "noop_body"]
 

@@ -20,8 +20,6 @@ from infra.errors import LLMCallError, LLMRateLimited, LLMTimeout
 if TYPE_CHECKING:
     from infra.settings import Settings
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
 SKIP_MCP = """Our tools are plain functions, never litellm MCP-gateway tools. Without this flag litellm
 1.106 imports its MCP gateway for any request with tools, which needs the `mcp` package (not a
 litellm dependency), and every tool-calling request fails with ModuleNotFoundError. litellm sets

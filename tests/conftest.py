@@ -1,12 +1,15 @@
-"""Root fixtures: offline tokenizers for every test; server fixtures live in tests/fixtures."""
+"""Root hooks: offline tokenizers for every test, and the markers that say which tests need a server.
+
+Server fixtures live in tests/fixtures. A test that uses one of them (directly or through another
+fixture) is marked `integration`, plus `redis` or `s3` for the server it needs, automatically:
+`pytest -m "not integration"` is then exactly the suite that runs with no server at all.
+"""
+
+from __future__ import annotations
 
 import os
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-from infra.tokenizer_files import ensure_offline_encodings
-
-ensure_offline_encodings()
+import pytest
 
 pytest_plugins = [
     "tests.fixtures.redis",
@@ -16,3 +19,26 @@ pytest_plugins = [
     "tests.fixtures.stack",
     "tests.fixtures.faults",
 ]
+
+SERVER_FIXTURES = {
+    "redis": {"redis_url", "redis_client"},
+    "s3": {"s3_endpoint_url", "s3_options", "s3_bucket", "s3_store"},
+    "integration": {"offline_model_url", "local_stack", "s3_stack", "tight_stack", "stack", "faults_stack"},
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # for this process and every child it starts
+    from infra.tokenizer_files import ensure_offline_encodings
+
+    ensure_offline_encodings()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        needs = [marker for marker, fixtures in SERVER_FIXTURES.items() if used & fixtures]
+        for marker in needs:
+            item.add_marker(marker)
+        if needs and not item.get_closest_marker("integration"):
+            item.add_marker("integration")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -13,8 +12,6 @@ if TYPE_CHECKING:
     from infra.apikeys import ApiKeyStore
 
 T = TypeVar("T")
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
@@ -39,13 +36,14 @@ def worker(
 ) -> None:
     """Run a Celery worker (thread pool: extraction work waits on LLM I/O, not on the CPU)."""
     from infra.settings import get_settings
-    from workers.app import app as celery
+    from workers.main import run_worker
 
-    threads = concurrency or get_settings().worker_concurrency
+    settings = get_settings()
+    threads = concurrency or settings.worker_concurrency
     node = f"{name or 'toolout-' + uuid.uuid4().hex[:8]}@%h"
-    celery.worker_main(
+    run_worker(
+        settings,
         [
-            "worker",
             "--pool",
             "threads",
             "--concurrency",
@@ -58,8 +56,17 @@ def worker(
             log_level,
             "--without-gossip",
             "--without-mingle",
-        ]
+        ],
     )
+
+
+@app.command()
+def flower(port: int = 5555, address: str = "127.0.0.1") -> None:
+    """Serve Flower (Celery's monitor) for the workers on TOOLOUT_BROKER_URL; needs the `compose` extra."""
+    from infra.settings import get_settings
+    from workers.celery_app import create_celery
+
+    create_celery(get_settings()).start(["flower", f"--port={port}", f"--address={address}"])
 
 
 @app.command("offline-model")
@@ -91,12 +98,10 @@ app.add_typer(keys_app, name="keys")
 
 def _key_store() -> ApiKeyStore:
     """The key store on the Redis the API uses, with the keys configured in TOOLOUT_API_KEYS."""
-    from infra.apikeys import ApiKeyStore
-    from infra.redis_client import connect
     from infra.settings import Settings
+    from infra.stores import open_stores
 
-    settings = Settings()
-    return ApiKeyStore(connect(settings.redis_url), settings.api_keys)
+    return open_stores(Settings()).api_keys
 
 
 def _or_exit(action: Callable[[], T]) -> T:

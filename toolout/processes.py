@@ -17,9 +17,13 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import redis
+
+if TYPE_CHECKING:
+    from infra.settings import Settings
 
 PYTHON = sys.executable
 
@@ -30,14 +34,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def probe(check: Callable[[], bool]) -> bool:
+    """One try of a readiness check; an exception means "not up yet"."""
+    try:
+        return bool(check())
+    except Exception:  # noqa: BLE001 - not up yet
+        return False
+
+
 def wait_for(check: Callable[[], bool], *, timeout: float, interval: float = 0.1) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        try:
-            if check():
-                return True
-        except Exception:  # noqa: BLE001 - not up yet
-            pass
+        if probe(check):
+            return True
         time.sleep(interval)
     return False
 
@@ -66,9 +75,14 @@ class Service:
         return self
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        ok = wait_for(lambda: self._alive() and (self.ready is None or self.ready()), timeout=timeout, interval=0.2)
-        if not ok:
-            raise RuntimeError(f"{self.name} did not become ready in {timeout:.0f}s; last log lines:\n{self.tail()}")
+        """Until the ready probe passes; a process that exits meanwhile fails at once, with its log."""
+        deadline = time.monotonic() + timeout
+        while self._alive() and not (self.ready is None or probe(self.ready)):
+            if time.monotonic() >= deadline:
+                raise RuntimeError(
+                    f"{self.name} did not become ready in {timeout:.0f}s; last log lines:\n{self.tail()}"
+                )
+            time.sleep(0.2)
 
     def _alive(self) -> bool:
         if self.process is None or self.process.poll() is not None:
@@ -125,12 +139,22 @@ def worker(name: str, env: Mapping[str, str], log_dir: Path, *, concurrency: int
     return Service(name, argv, env, log_dir / f"{name}.log")
 
 
-def workers_answering(names: list[str]) -> Callable[[], bool]:
-    """Ready when every named worker answers a Celery ping."""
-    from workers.app import app
+def settings_from_env(env: Mapping[str, str]) -> Settings:
+    """The settings a child started with `env` sees (its `TOOLOUT_*` entries over this process's environment)."""
+    from infra.settings import Settings
+
+    fields: dict[str, Any] = {k.removeprefix("TOOLOUT_").lower(): v for k, v in env.items() if k.startswith("TOOLOUT_")}
+    return Settings(**fields)
+
+
+def workers_answering(names: list[str], env: Mapping[str, str]) -> Callable[[], bool]:
+    """Ready when every named worker answers a Celery ping on the broker the workers were started with."""
+    from workers.celery_app import create_celery
+
+    celery = create_celery(settings_from_env(env))
 
     def check() -> bool:
-        replies = app.control.ping(timeout=0.5) or []
+        replies = celery.control.ping(timeout=0.5) or []
         seen = {name.split("@")[0] for reply in replies for name in reply}
         return all(n in seen for n in names)
 

@@ -26,14 +26,16 @@ def guard_closed_transport() -> None:
     """Patch `kombu.transport.redis.Channel._connparams` once per process."""
     from kombu.transport import redis as kombu_redis
 
-    original = kombu_redis.Channel._connparams
+    channel: Any = kombu_redis.Channel  # `_connparams` is private, so kombu's types do not show it
+    original = channel._connparams
     if getattr(original, _MARK, False):
         return
 
     def _connparams(self: Any, asynchronous: bool = False) -> dict[str, Any]:
         if self.connection.client is None:
             raise redis.exceptions.ConnectionError("the broker connection is already closed")
-        return original(self, asynchronous=asynchronous)
+        params: dict[str, Any] = original(self, asynchronous=asynchronous)
+        return params
 
     setattr(_connparams, _MARK, True)
-    kombu_redis.Channel._connparams = _connparams
+    channel._connparams = _connparams

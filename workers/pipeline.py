@@ -89,7 +89,8 @@ def start(rt: Runtime, job_id: str) -> Next:
     try:
         return _start(rt, live)
     except ExtractionError as exc:
-        return strategy_failed(rt, live, exc)
+        strategy_failed(rt, live, exc)
+        return None
 
 
 def _start(rt: Runtime, live: LiveJob) -> Next:
@@ -98,7 +99,8 @@ def _start(rt: Runtime, live: LiveJob) -> Next:
     rt.jobs.update(live.job.id, mode_used=decision.mode.value, routing_reason=decision.reason)
     log.info("job %s routed to %s: %s", live.job.id, decision.mode, decision.reason)
     if decision.mode is Mode.TRUNCATE:
-        return finish_truncate(rt, live)
+        finish_truncate(rt, live)
+        return None
     if decision.mode is Mode.READ_GREP:
         return RunAgent()
     chunks = plan_job_chunks(rt, live, budget)
@@ -165,7 +167,8 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
             attempts=1 + rt.settings.map_retry_on_bad_report,
         )
     except ExtractionError as exc:
-        return strategy_failed(rt, live, exc, f"chunk {index + 1} of {live.job.chunks_total} failed")
+        strategy_failed(rt, live, exc, f"chunk {index + 1} of {live.job.chunks_total} failed")
+        return None
     rt.jobs.record_chunk(job_id, index, report.content, usage)
 
 
@@ -198,15 +201,18 @@ def run_reduce_stage(rt: Runtime, job_id: str, level: int) -> Next:
     try:
         return _reduce_or_regroup(rt, live, outputs, level)
     except ExtractionError as exc:
-        return strategy_failed(rt, live, exc, "reduce failed")
+        strategy_failed(rt, live, exc, "reduce failed")
+        return None
 
 
 def _reduce_or_regroup(rt: Runtime, live: LiveJob, outputs: list[str], level: int) -> Next:
     if len(outputs) == 1 and level == 0:
-        return _finish_single(rt, live, outputs[0])
+        _finish_single(rt, live, outputs[0])
+        return None
     groups = plan_reduce_groups(outputs, live.prompt, rt.limits)
     if len(groups) == 1:
-        return _finish_single(rt, live, _final_reduce(rt, live, outputs, level))
+        _finish_single(rt, live, _final_reduce(rt, live, outputs, level))
+        return None
     ensure_depth(level + 1, rt.settings.max_reduce_depth)
     rt.jobs.update(live.job.id, reduce_level=level + 1)
     return RunReduceGroups(level, groups)
@@ -253,5 +259,6 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
             attempts=1 + rt.settings.map_retry_on_bad_report,
         )
     except ExtractionError as exc:
-        return strategy_failed(rt, live, exc, f"reduce group {group + 1} at level {level + 1} failed")
+        strategy_failed(rt, live, exc, f"reduce group {group + 1} at level {level + 1} failed")
+        return None
     rt.jobs.record_reduce(job_id, level + 1, group, report.content, usage)

@@ -1,22 +1,21 @@
-"""What a worker process needs, built once per process from settings: stores, model, limits."""
+"""What the pipeline's steps need, built once per process by its entry point: stores, model, limits."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from extraction.mapreduce import ModelLimits
 from extraction.protocols import LLM
-from infra.blobstore import BlobStore, open_blob_store_from_settings
+from infra.blobstore import BlobStore
 from infra.jobstore import JobStore
 from infra.records import RecordStore
-from infra.redis_client import connect
-from infra.settings import Settings, get_settings
+from infra.settings import Settings
+from infra.stores import Stores
 
 
 @dataclass
 class Runtime:
-    """The worker's dependencies; tests build one with in-memory stores and a scripted model."""
+    """The steps' dependencies; tests build one with in-memory stores and a scripted model."""
 
     settings: Settings
     jobs: JobStore
@@ -34,25 +33,33 @@ class Runtime:
             self._warm = True
 
 
-def build_runtime(settings: Settings) -> Runtime:
-    from infra.llm import client_from_settings, model_limits
+def build_runtime(
+    settings: Settings, stores: Stores, llm: LLM | None = None, *, limits: ModelLimits | None = None
+) -> Runtime:
+    """The runtime over `stores`: the litellm client and model limits `settings` describe, unless given."""
+    return Runtime(
+        settings=settings,
+        jobs=stores.jobs,
+        records=stores.records,
+        blobs=stores.blobs,
+        llm=llm if llm is not None else _litellm_client(settings),
+        limits=limits if limits is not None else model_limits_for(settings),
+    )
 
-    client = connect(settings.redis_url)
+
+def _litellm_client(settings: Settings) -> LLM:
+    from infra.llm import client_from_settings  # litellm's client: imported when a process needs it
+
+    return client_from_settings(settings)
+
+
+def model_limits_for(settings: Settings) -> ModelLimits:
+    """Context and output reservation from litellm's model map, or the settings' defaults for unknown models."""
+    from infra.llm import model_limits
+
     context, max_output = model_limits(
         settings.model,
         default_context=settings.model_context_tokens,
         default_max_output=settings.model_max_output_tokens,
     )
-    return Runtime(
-        settings=settings,
-        jobs=JobStore(client, ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds),
-        records=RecordStore(client, session_ttl_seconds=settings.session_ttl_seconds),
-        blobs=open_blob_store_from_settings(settings),
-        llm=client_from_settings(settings),
-        limits=ModelLimits(context_tokens=context, max_output_tokens=max_output, encoding=settings.tokenizer_encoding),
-    )
-
-
-@lru_cache(maxsize=1)
-def runtime() -> Runtime:
-    return build_runtime(get_settings())
+    return ModelLimits(context_tokens=context, max_output_tokens=max_output, encoding=settings.tokenizer_encoding)

@@ -1,48 +1,95 @@
-"""Celery tasks: decode arguments, call one pipeline step, turn its answer into the next signatures."""
+"""Celery tasks: decode arguments, call one pipeline step, turn its answer into the next signatures.
+
+The tasks close over the worker's `Runtime` (built once in `workers.main`), so no task reaches for
+a process-global; signatures are made by task name, so scheduling needs no task objects.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 
-from celery import Signature, chord, group
+from celery import Celery, chord, group
+from celery.app.task import Task
+from celery.canvas import Signature
 
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobStore
 from workers import pipeline
-from workers.app import app
-from workers.runtime import runtime
+from workers.agent import run_read_grep
+from workers.celery_app import MAP, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START
+from workers.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")
-
-RETRY = {"autoretry_for": (BackendUnavailable,), "retry_backoff": True, "retry_backoff_max": 30, "max_retries": 8}
-"""Only infrastructure outages are retried by Celery; strategy failures end in the truncate fallback."""
-
 
 Planned = tuple[list[Signature], Signature]
 """A chord's header and body (an empty header: the body is sent alone)."""
 
 
-def schedule(job_id: str, step: pipeline.Next) -> None:
+def register_tasks(celery: Celery, rt: Runtime) -> None:
+    """Define toolout's tasks on `celery`, each running one pipeline step against `rt`.
+
+    Only infrastructure outages are retried by Celery (with backoff); strategy failures end in the
+    truncate fallback inside the steps.
+    """
+
+    def task(name: str) -> Callable[[Callable[..., None]], Task[Any, None]]:
+        return celery.task(  # shared=False: a task closes over *this* runtime, so it must not join other apps
+            name=name,
+            shared=False,
+            autoretry_for=(BackendUnavailable,),
+            retry_backoff=True,
+            retry_backoff_max=30,
+            max_retries=8,
+        )
+
+    @task(START)
+    def start_extraction(job_id: str) -> None:
+        schedule(celery, rt.jobs, job_id, pipeline.start(rt, job_id))
+
+    @task(MAP)
+    def map_chunk(job_id: str, index: int, start: int, end: int) -> None:
+        pipeline.run_map(rt, job_id, index, start, end)
+
+    @task(REDUCE_STAGE)
+    def reduce_stage(job_id: str, level: int) -> None:
+        schedule(celery, rt.jobs, job_id, pipeline.run_reduce_stage(rt, job_id, level))
+
+    @task(REDUCE_GROUP)
+    def reduce_group(job_id: str, level: int, group_index: int, members: list[int]) -> None:
+        pipeline.run_reduce_group(rt, job_id, level, group_index, members)
+
+    @task(READ_GREP)
+    def read_grep(job_id: str) -> None:
+        run_read_grep(rt, job_id)
+
+
+def schedule(celery: Celery, jobs: JobStore, job_id: str, step: pipeline.Next) -> None:
     """Turn a step's answer into Celery work: a chord of maps or group reduces, or the agent task.
 
     Task ids are fixed and remembered on the job *before* anything is sent, so a cancel arriving
     at any moment finds every queued task to revoke.
     """
-    planned = plan(job_id, step)
+    planned = plan(celery, job_id, step)
     if planned is not None:
-        remember(runtime().jobs, job_id, planned)
+        remember(jobs, job_id, planned)
         send(planned)
 
 
-def plan(job_id: str, step: pipeline.Next) -> Planned | None:
+def plan(celery: Celery, job_id: str, step: pipeline.Next) -> Planned | None:
     """The signatures a step asks for, not yet sent."""
+
+    def sig(name: str, *args: object) -> Signature:
+        return celery.signature(name, args=args, immutable=True)
+
     if isinstance(step, pipeline.RunChunks):
-        return [map_chunk.si(job_id, c.index, c.start, c.end) for c in step.chunks], reduce_stage.si(job_id, 0)
+        return [sig(MAP, job_id, c.index, c.start, c.end) for c in step.chunks], sig(REDUCE_STAGE, job_id, 0)
     if isinstance(step, pipeline.RunReduceGroups):
-        header = [reduce_group.si(job_id, step.level, i, members) for i, members in enumerate(step.groups)]
-        return header, reduce_stage.si(job_id, step.level + 1)
+        header = [sig(REDUCE_GROUP, job_id, step.level, i, members) for i, members in enumerate(step.groups)]
+        return header, sig(REDUCE_STAGE, job_id, step.level + 1)
     if isinstance(step, pipeline.RunAgent):
-        return [], read_grep.si(job_id)
+        return [], sig(READ_GREP, job_id)
     return None
 
 
@@ -57,30 +104,3 @@ def remember(jobs: JobStore, job_id: str, planned: Planned) -> list[str]:
 def send(planned: Planned) -> None:
     header, body = planned
     (chord(group(header), body) if header else body).apply_async()
-
-
-@app.task(name="toolout.start_extraction", **RETRY)
-def start_extraction(job_id: str) -> None:
-    schedule(job_id, pipeline.start(runtime(), job_id))
-
-
-@app.task(name="toolout.map_chunk", **RETRY)
-def map_chunk(job_id: str, index: int, start: int, end: int) -> None:
-    pipeline.run_map(runtime(), job_id, index, start, end)
-
-
-@app.task(name="toolout.reduce_stage", **RETRY)
-def reduce_stage(job_id: str, level: int) -> None:
-    schedule(job_id, pipeline.run_reduce_stage(runtime(), job_id, level))
-
-
-@app.task(name="toolout.reduce_group", **RETRY)
-def reduce_group(job_id: str, level: int, group_index: int, members: list[int]) -> None:
-    pipeline.run_reduce_group(runtime(), job_id, level, group_index, members)
-
-
-@app.task(name="toolout.read_grep", **RETRY)
-def read_grep(job_id: str) -> None:
-    from workers.agent import run_read_grep
-
-    run_read_grep(runtime(), job_id)

@@ -33,7 +33,7 @@ from workers.runtime import Runtime
 log = logging.getLogger("toolout.workers.watchdog")
 
 Submit = Callable[[str], None]
-"""Re-queues a job's first task (`workers.dispatch.submit_extraction` in production)."""
+"""Re-queues a job's first step (`Dispatcher.submit`, given by the process's entry point)."""
 
 
 @dataclass
@@ -44,11 +44,10 @@ class WatchdogReport:
     failed: list[str] = field(default_factory=list)
 
 
-def run_watchdog_once(rt: Runtime, now: float | None = None, *, submit: Submit | None = None) -> WatchdogReport:
+def run_watchdog_once(rt: Runtime, now: float | None = None, *, submit: Submit) -> WatchdogReport:
     """Retry or fail every job past its deadline at `now` (no lock: callers decide who runs a pass)."""
     now = time.time() if now is None else now
     report = WatchdogReport()
-    submit = _submit_with_celery if submit is None else submit
     for job_id in rt.jobs.overdue(now):
         settle_overdue(rt, job_id, now, submit, report)
     return report
@@ -82,17 +81,11 @@ def _give_up(rt: Runtime, job_id: str, report: WatchdogReport) -> None:
         report.failed.append(job_id)
 
 
-def _submit_with_celery(job_id: str) -> None:
-    from workers.dispatch import submit_extraction
-
-    submit_extraction(job_id)
-
-
 # --- the loop inside each worker -----------------------------------------------------------------
 class Watchdog(threading.Thread):
     """Runs a pass every `interval` seconds when this worker takes the tick's lock; never dies of an outage."""
 
-    def __init__(self, rt: Runtime, interval: float, submit: Submit | None = None) -> None:
+    def __init__(self, rt: Runtime, interval: float, submit: Submit) -> None:
         super().__init__(name="toolout-watchdog", daemon=True)
         self.rt, self.interval, self.submit = rt, interval, submit
         self.owner = f"{uuid.uuid4().hex[:12]}"
@@ -118,13 +111,13 @@ _started: list[Watchdog] = []
 _lock = threading.Lock()
 
 
-def start_watchdog(rt: Runtime) -> Watchdog | None:
+def start_watchdog(rt: Runtime, submit: Submit) -> Watchdog | None:
     """Start this process's watchdog thread once (a non-positive interval disables it)."""
     interval = rt.settings.watchdog_interval_seconds
     with _lock:
         if interval <= 0 or _started:
             return _started[0] if _started else None
-        _started.append(Watchdog(rt, interval))
+        _started.append(Watchdog(rt, interval, submit))
         _started[0].start()
     log.info(
         "watchdog running every %.1fs (deadline %ss, %d attempts)",

@@ -18,18 +18,18 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import IdempotencyDep, JobsDep, MetricsDep, RecordsDep, RevokerDep, SettingsDep, SubmitterDep, Tenant
+from api.deps import DispatcherDep, IdempotencyDep, JobsDep, MetricsDep, RecordsDep, SettingsDep, Tenant
 from api.errors import error_responses, validation_error
 from api.idempotency import IdempotencyKey, idempotent
 from api.routers import API_PREFIX
 from api.schemas import ExtractionRequest, JobView, job_view
 from extraction.errors import Conflict, NotFound
-from extraction.nonce import new_nonce
 from extraction.results import unknown_handle_text
 from infra.errors import BackendUnavailable
 from infra.idempotency import fingerprint
-from infra.jobstore import JobRecord, JobStatus, JobStore
-from infra.records import OutputRecord, RecordStore, new_id
+from infra.jobstore import JobRecord, JobStatus, JobStore, new_job
+from infra.records import OutputRecord, RecordStore
+from workers.dispatcher import Dispatcher
 
 router = APIRouter(prefix=f"{API_PREFIX}/extractions", tags=["extractions"])
 
@@ -48,22 +48,9 @@ def _live_output(records: RecordStore, handle: str, tenant: str) -> OutputRecord
     return record
 
 
-def _new_job(output: OutputRecord, body: ExtractionRequest) -> JobRecord:
-    return JobRecord(
-        id=new_id(),
-        session_id=output.session_id,
-        tenant=output.tenant,
-        handle=output.handle,
-        tool_name=output.tool_name,
-        extract=body.extract,
-        mode_requested=str(body.mode),
-        nonce=new_nonce(),
-    )
-
-
-def _submit(jobs: JobStore, submit: Any, job: JobRecord) -> None:
+def _submit(jobs: JobStore, dispatcher: Dispatcher, job: JobRecord) -> None:
     try:
-        submit(job.id)
+        dispatcher.submit(job.id)
     except BackendUnavailable as exc:
         jobs.finish(job.id, JobStatus.FAILED, error=f"could not queue the job: {exc.message}")
         raise
@@ -80,7 +67,7 @@ def create_extraction(
     request: Request,
     records: RecordsDep,
     jobs: JobsDep,
-    submit: SubmitterDep,
+    dispatcher: DispatcherDep,
     settings: SettingsDep,
     metrics: MetricsDep,
     tenant: Tenant,
@@ -98,8 +85,8 @@ def create_extraction(
 
     def produce() -> Response:
         output = _live_output(records, str(body.handle), tenant)
-        job = jobs.create(_new_job(output, body), max_live=settings.max_concurrent_jobs_per_tenant)
-        _submit(jobs, submit, job)
+        job = jobs.create(new_job(output, body.extract, body.mode), max_live=settings.max_concurrent_jobs_per_tenant)
+        _submit(jobs, dispatcher, job)
         metrics.jobs_submitted.inc()
         return _accepted(job)
 
@@ -144,7 +131,7 @@ async def _wait_for_terminal(jobs: JobStore, job_id: str, tenant: str, wait: flo
 
 
 @router.post("/{job_id}/cancel", response_model=JobView, responses=error_responses(404, 409, 422))
-def cancel_extraction(job_id: uuid.UUID, jobs: JobsDep, revoke: RevokerDep, tenant: Tenant) -> Any:
+def cancel_extraction(job_id: uuid.UUID, jobs: JobsDep, dispatcher: DispatcherDep, tenant: Tenant) -> Any:
     """Cancel a live job (idempotent); a job that already finished otherwise is a 409.
 
     The record's terminal state is the cancel (running steps see it before their next model call);
@@ -157,5 +144,5 @@ def cancel_extraction(job_id: uuid.UUID, jobs: JobsDep, revoke: RevokerDep, tena
             raise Conflict(
                 f"extraction {job.id} already finished as {job.status.value}", job_id=job.id, status=job.status.value
             )
-    revoke(job.id)
+    dispatcher.revoke(job.id)
     return job_view(jobs.get(job.id, tenant))

@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import MetricsDep, ServicesDep, WorkerPingDep
+from api.deps import MetricsDep, ServicesDep
 from api.schemas import Check, Readiness
 from infra.errors import BackendUnavailable
 
@@ -55,10 +55,10 @@ def _workers_answer(ping: Callable[[], list[Any]]) -> Callable[[], Check]:
     response_model=Readiness,
     responses={503: {"description": "a backend is not ready; details.checks says which"}},
 )
-async def readyz(services: ServicesDep, ping_workers: WorkerPingDep) -> Readiness:
+async def readyz(services: ServicesDep) -> Readiness:
     """Ready when Redis pings, the blob store pings and at least one worker answers."""
     names = ("redis", "blob_store", "workers")
-    probes = (services.redis.ping, services.blobs.ping, _workers_answer(ping_workers))
+    probes = (services.stores.ping, services.blobs.ping, _workers_answer(services.dispatcher.ping))
     checks = dict(zip(names, await asyncio.gather(*(_check(probe) for probe in probes)), strict=True))
     if not all(check.ok for check in checks.values()):
         failed = ", ".join(name for name, check in checks.items() if not check.ok)

@@ -13,6 +13,7 @@ import functools
 import json
 import unicodedata
 import uuid
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
@@ -22,13 +23,15 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import BlobsDep, MetricsDep, RecordsDep, Services, ServicesDep, SettingsDep, Tenant
 from api.errors import error_responses, validation_error
 from api.idempotency import IdempotencyKey, idempotent
-from api.ingest import Spooled, UploadMeta, output_blob_keys, spool, spool_dir, store_output, too_large
+from api.ingest import Spooled, spool, spool_dir, too_large
 from api.ranges import parse_range
 from api.routers import API_PREFIX
 from api.schemas import InlineResult, OutputView, StorePolicy, UploadResult, output_links, output_view
 from extraction.errors import InvalidInput
 from extraction.oversize import is_oversized, too_large_message
+from infra.blobstore import BlobStore
 from infra.idempotency import fingerprint
+from infra.outputs import UploadMeta, output_blob_keys, store_output
 from infra.records import SessionRecord
 
 router = APIRouter(prefix=API_PREFIX, tags=["outputs"])
@@ -178,7 +181,9 @@ def _finish_upload(
         return JSONResponse(
             InlineResult(**stats.model_dump(), content=content).model_dump(), status_code=status.HTTP_200_OK
         )
-    record = store_output(services.blobs, services.records, session, meta, spooled)
+    blobs = services.blobs
+    write = functools.partial(_put_spooled, blobs, spooled.path)
+    record = store_output(blobs, services.records, session, meta, spooled.measured, spooled.lines, write)
     message = too_large_message(stats, record.handle) if oversized else None
     links = output_links(record.handle, session.id)
     result = UploadResult(
@@ -192,6 +197,11 @@ def _finish_upload(
     return JSONResponse(
         result.model_dump(mode="json"), status_code=status.HTTP_201_CREATED, headers={"Location": links["self"]}
     )
+
+
+def _put_spooled(blobs: BlobStore, path: Path, key: str) -> None:
+    """The spool file passes to the store (a local store renames it: no copy)."""
+    blobs.put_file(key, path)
 
 
 @router.get("/outputs/{handle}", response_model=OutputView, responses=error_responses(404, 422))

@@ -1,4 +1,4 @@
-"""Fixtures for the API tests: an in-process client for validation cases, real servers for the rest.
+"""Fixtures for the API tests: an in-process app on the in-memory stores, real servers for the rest.
 
 `start_server` / `store_server` are parametrized over the local and the S3 (moto) blob store, so
 every test that touches blobs runs against both.
@@ -18,33 +18,31 @@ from fastapi.testclient import TestClient
 
 from tests.fixtures.api_server import (
     ApiServer,
-    RecordingSubmitter,
-    WorkerPingStub,
     api_settings,
     build_test_app,
     serve_api,
 )
 from tests.fixtures.s3 import TEST_MULTIPART_BYTES
+from workers.testing import RecordingDispatcher
 
 
 @dataclass
 class InProcess:
     app: FastAPI
     client: TestClient
-    submitter: RecordingSubmitter
-    worker_ping: WorkerPingStub
+    dispatcher: RecordingDispatcher
 
 
 @pytest.fixture()
-def inproc(redis_client: Any, redis_url: str) -> Iterator[InProcess]:
-    """The app with its lifespan running, an in-memory blob store and stubbed submitter/ping.
+def inproc() -> Iterator[InProcess]:
+    """The app with its lifespan running on the in-memory stores and a recording dispatcher: no server at all.
 
     `raise_server_exceptions=False` so a 500 is seen as the client would see it.
     """
-    submitter, ping = RecordingSubmitter(), WorkerPingStub()
-    app = build_test_app(api_settings(redis_url, "memory://", max_extract_chars=100), submitter, ping)
+    dispatcher = RecordingDispatcher()
+    app = build_test_app(api_settings("memory://", "memory://", max_extract_chars=100), dispatcher)
     with TestClient(app, raise_server_exceptions=False) as client:
-        yield InProcess(app, client, submitter, ping)
+        yield InProcess(app, client, dispatcher)
 
 
 @pytest.fixture()

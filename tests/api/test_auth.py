@@ -17,7 +17,6 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from extraction.errors import InvalidInput
-from infra.apikeys import ApiKeyStore
 from tests.fixtures.api_server import ApiServer, api_settings, assert_error
 from tests.fixtures.tenants import KEY_A, KEY_B, TENANT_A, TENANT_B, bearer, keys_mode
 
@@ -106,7 +105,7 @@ def test_probes_metrics_and_docs_stay_open(api_server: ApiServer, path: str) -> 
 
 @KEYED
 def test_a_key_created_in_redis_works_until_revoked(api_server: ApiServer) -> None:
-    store = ApiKeyStore(api_server.services.redis)
+    store = api_server.services.api_keys
     key, info = store.create("globex")
     with api_server.client(headers=bearer(key)) as client:
         assert client.post("/v1/sessions").json()["tenant"] == "globex"

@@ -1,8 +1,7 @@
-"""Cancelling a job also revokes its queued Celery tasks, through the `get_revoker` dependency."""
+"""Cancelling a job also revokes its queued work, through the app's dispatcher."""
 
 from __future__ import annotations
 
-from api.deps import get_revoker
 from infra.jobstore import JobStatus
 from tests.api.conftest import InProcess
 
@@ -15,10 +14,8 @@ def create_job(inproc: InProcess) -> str:
 
 
 def test_a_cancel_revokes_the_jobs_tasks_and_a_refused_cancel_does_not(inproc: InProcess) -> None:
-    revoked: list[str] = []
-    inproc.app.dependency_overrides[get_revoker] = lambda: lambda job_id: revoked.append(job_id) or 3
     live, finished = create_job(inproc), create_job(inproc)
     inproc.app.state.services.jobs.finish(finished, JobStatus.SUCCEEDED, result="ABSTRACT ...")
     assert inproc.client.post(f"/v1/extractions/{live}/cancel").json()["status"] == "canceled"
     assert inproc.client.post(f"/v1/extractions/{finished}/cancel").status_code == 409
-    assert revoked == [live]
+    assert inproc.dispatcher.revoked == [live]

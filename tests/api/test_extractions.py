@@ -45,7 +45,7 @@ def test_creating_an_extraction_queues_a_job(api_server: ApiServer, stored: tupl
         )
         assert (job["extract"], job["mode_requested"], job["tenant"]) == ("every ERROR line", "read-grep", "dev")
         assert "nonce" not in job
-        assert api_server.submitter.job_ids == [job["id"]]
+        assert api_server.dispatcher.submitted == [job["id"]]
         assert client.get(response.headers["location"]).json() == job
         assert [item["id"] for item in client.get(f"/v1/sessions/{session}/extractions").json()["items"]] == [job["id"]]
     record = api_server.services.jobs.get(job["id"])

@@ -26,7 +26,7 @@ def test_readyz_is_200_when_redis_blobs_and_a_worker_answer(api_server: ApiServe
 
 
 def test_readyz_is_503_when_no_worker_answers(api_server: ApiServer) -> None:
-    api_server.worker_ping.replies = []
+    api_server.dispatcher.replies = []
     with api_server.client() as client:
         response = client.get("/readyz")
     error = assert_error(response, 503, "backend_unavailable")
@@ -37,10 +37,7 @@ def test_readyz_is_503_when_no_worker_answers(api_server: ApiServer) -> None:
 
 
 def test_readyz_reports_a_failing_probe_instead_of_crashing(api_server: ApiServer) -> None:
-    def broken() -> list:
-        raise ConnectionError("broker unreachable")
-
-    api_server.app.dependency_overrides[__import__("api.deps").deps.get_worker_ping] = lambda: broken
+    api_server.dispatcher.ping_error = ConnectionError("broker unreachable")
     with api_server.client() as client:
         error = assert_error(client.get("/readyz"), 503)
     assert "broker unreachable" in error["details"]["checks"]["workers"]["detail"]

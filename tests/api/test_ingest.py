@@ -1,4 +1,4 @@
-"""The upload pipeline without HTTP: spooling limits and cleanup, and storing into a vanished session."""
+"""The upload pipeline without HTTP: spooling, its limits and its cleanup."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 
-from api.ingest import SPOOL_PREFIX, UploadMeta, spool, store_output
-from extraction.errors import InvalidInput, NotFound, PayloadTooLarge
-from infra.blobstore import MemoryBlobStore
-from infra.records import RecordStore
+from api.ingest import SPOOL_PREFIX, spool
+from extraction.errors import InvalidInput, PayloadTooLarge
 
 
 async def blocks(*parts: bytes, fail_after: int | None = None) -> AsyncIterator[bytes]:
@@ -55,17 +53,3 @@ def test_spool_failures_leave_no_temp_file(tmp_path: Path, stream: Any, error: t
     with pytest.raises(error):
         run_spool(tmp_path, stream(), limit=1000)
     assert list(tmp_path.glob(f"{SPOOL_PREFIX}*")) == []
-
-
-def test_an_output_stored_into_a_session_deleted_meanwhile_is_discarded(tmp_path: Path, redis_client: Any) -> None:
-    records, blobs = RecordStore(redis_client, session_ttl_seconds=3600), MemoryBlobStore()
-    session = records.create_session()
-    spooled = run_spool(tmp_path, blocks(b"some output\n"))
-    records.drop_session_records(session.id)
-
-    with pytest.raises(NotFound):
-        store_output(blobs, records, session, UploadMeta("tool", "{}", "text/plain"), spooled)
-
-    assert blobs.delete_prefix(f"sessions/{session.id}/") == 0
-    assert records.session_handles(session.id) == []
-    assert redis_client.keys("toolout:output:*") == []

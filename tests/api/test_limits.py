@@ -41,7 +41,7 @@ def test_one_job_over_the_limit_is_a_429_with_retry_after(api_server: ApiServer)
         assert int(response.headers["retry-after"]) > 0
         assert error["details"]["limit"] == LIMIT
         assert len(client.get(f"/v1/sessions/{session}/extractions").json()["items"]) == LIMIT
-    assert len(api_server.submitter.job_ids) == LIMIT
+    assert len(api_server.dispatcher.submitted) == LIMIT
 
 
 def test_the_limit_is_per_tenant(api_server: ApiServer) -> None:
@@ -73,10 +73,10 @@ def test_deleting_the_session_frees_its_jobs_slots(api_server: ApiServer) -> Non
 def test_a_job_that_could_not_be_queued_holds_no_slot(api_server: ApiServer) -> None:
     with api_server.client(headers=bearer(KEY_A)) as client:
         _, handle = stored_handle(client)
-        api_server.submitter.error = BackendUnavailable("broker down", backend="broker")
+        api_server.dispatcher.error = BackendUnavailable("broker down", backend="broker")
         for _ in range(LIMIT + 1):
             assert_error(submit(client, handle), 503)
-        api_server.submitter.error = None
+        api_server.dispatcher.error = None
         assert submit(client, handle).status_code == 202
 
 

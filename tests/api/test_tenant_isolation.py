@@ -107,7 +107,7 @@ def test_tenant_b_changes_nothing_and_tenant_a_still_has_everything(api_server: 
             op.send(b, getattr(owned, op.kind))
         own_session = b.post("/v1/sessions").json()["id"]
         assert b.get(f"/v1/sessions/{own_session}/extractions").json()["items"] == []
-    assert api_server.submitter.job_ids == [owned.job]  # B's extraction attempt queued nothing
+    assert api_server.dispatcher.submitted == [owned.job]  # B's extraction attempt queued nothing
 
     with api_server.client(headers=bearer(KEY_A)) as a:
         assert a.get(f"/v1/sessions/{owned.session}").json()["outputs"] == [owned.handle]

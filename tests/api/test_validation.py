@@ -11,7 +11,8 @@ from fastapi.testclient import TestClient
 from extraction.results import unknown_handle_text
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobStatus
-from tests.fixtures.api_server import RecordingSubmitter, WorkerPingStub, api_settings, assert_error, build_test_app
+from tests.fixtures.api_server import api_settings, assert_error, build_test_app
+from workers.testing import RecordingDispatcher
 
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 
@@ -171,7 +172,7 @@ def test_garbage_range_headers_serve_the_whole_output(client: TestClient) -> Non
 # --- backends ---------------------------------------------------------------------------------
 def test_a_broker_outage_fails_the_job_and_answers_503(inproc) -> None:
     session, handle = new_output(inproc.client)
-    inproc.submitter.error = BackendUnavailable("broker down", backend="broker")
+    inproc.dispatcher.error = BackendUnavailable("broker down", backend="broker")
     response = extract(inproc.client, handle=handle, extract="x")
     assert_error(response, 503, "backend_unavailable")
     assert response.headers["retry-after"]
@@ -182,7 +183,7 @@ def test_a_broker_outage_fails_the_job_and_answers_503(inproc) -> None:
 
 def test_redis_down_is_503_with_retry_after(redis_url: str) -> None:
     settings = api_settings("redis://127.0.0.1:1/0", "memory://")
-    app = build_test_app(settings, RecordingSubmitter(), WorkerPingStub())
+    app = build_test_app(settings, RecordingDispatcher())
     with TestClient(app, raise_server_exceptions=False) as client:
         response = client.post("/v1/sessions")
         assert_error(response, 503, "backend_unavailable")

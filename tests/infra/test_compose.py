@@ -382,7 +382,7 @@ def check_commands(compose: dict[str, Any]) -> Problems:
         "api": ["toolout", "api"],
         "worker": ["toolout", "worker"],
         "offline-model": ["toolout", "offline-model"],
-        "flower": ["celery", "-A", "workers.app", "flower"],
+        "flower": ["toolout", "flower"],
     }
     problems = []
     for name, prefix in expected.items():

@@ -1,4 +1,4 @@
-"""Pipeline steps against real Redis, an in-memory blob store and a scripted model — no Celery needed."""
+"""Pipeline steps on the in-memory stores and a scripted model — no Redis, no Celery."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from extraction.protocols import LLMReply, Usage
 from extraction.stats import measure
 from extraction.testing import ScriptedLLM
 from infra.blobstore.memory import MemoryBlobStore
-from infra.jobstore import JobRecord, JobStore
-from infra.records import OutputRecord, RecordStore, blob_key
+from infra.jobstore import JobRecord, MemoryJobStore
+from infra.records import MemoryRecordStore, OutputRecord, blob_key
 from infra.settings import Settings
 from workers.runtime import Runtime
 
@@ -39,13 +39,15 @@ def needle_model(needle: str) -> ScriptedLLM:
 
 
 @pytest.fixture()
-def make_runtime(redis_client):
+def make_runtime():
+    """A runtime on the in-memory twins (no server): the pipeline's steps and promises, nothing else."""
+
     def make(llm, *, context_tokens: int = 4000, max_output_tokens: int = 500, **settings) -> Runtime:
-        config = Settings(blob_store="memory://", truncate_bytes=400, **settings)
+        config = Settings(redis_url="memory://", blob_store="memory://", truncate_bytes=400, **settings)
         return Runtime(
             settings=config,
-            jobs=JobStore(redis_client, ttl_seconds=600, deadline_seconds=600),
-            records=RecordStore(redis_client, session_ttl_seconds=600),
+            jobs=MemoryJobStore(ttl_seconds=600, deadline_seconds=600),
+            records=MemoryRecordStore(session_ttl_seconds=600),
             blobs=MemoryBlobStore(),
             llm=llm,
             limits=ModelLimits(context_tokens=context_tokens, max_output_tokens=max_output_tokens),

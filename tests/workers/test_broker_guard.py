@@ -7,7 +7,13 @@ import redis
 from kombu import Connection
 from kombu.common import ignore_errors
 
-import workers.app  # noqa: F401 - installs the guard, as every worker process does
+from workers.broker_guard import guard_closed_transport
+
+
+@pytest.fixture(autouse=True)
+def guarded() -> None:
+    """Install the guard, as every worker process does at boot (`workers.main.build_worker`)."""
+    guard_closed_transport()
 
 
 def test_a_closed_transport_raises_a_recoverable_connection_error(redis_url: str) -> None:

@@ -1,35 +1,49 @@
-"""Revoke bookkeeping against real Redis.
-
-The ids Celery will use are stored before sending, and a cancel revokes them.
-"""
+"""Revoke bookkeeping: the ids Celery will use are stored before sending, and a cancel revokes exactly them."""
 
 from __future__ import annotations
 
 from celery import chord, group
 
-from infra import keys
-from infra.jobstore import JobStore
+from infra.jobstore import RedisJobStore
 from infra.redis_client import connect
+from infra.settings import Settings
 from tests.workers.conftest import needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document
 from workers import pipeline, tasks
-from workers.dispatch import revoke_job
+from workers.celery_app import create_celery
+from workers.celery_dispatch import CeleryDispatcher
+from workers.runtime import Runtime
 
 
-class FakeControl:
-    """Stands in for `app.control`: records what would be broadcast."""
+class RecordingCeleryDispatcher(CeleryDispatcher):
+    """The real dispatcher, its broadcast replaced by a record of what would be sent."""
 
-    def __init__(self) -> None:
-        self.revoked: list[list[str]] = []
+    def __init__(self, rt: Runtime) -> None:
+        super().__init__(celery_for(rt), rt.jobs)
+        self.broadcast: list[list[str]] = []
 
-    def revoke(self, ids: list[str]) -> None:
-        self.revoked.append(list(ids))
+    def _revoke(self, ids: list[str]) -> None:
+        self.broadcast.append(list(ids))
+
+
+def celery_for(rt: Runtime):
+    """An app with toolout's tasks registered (as a worker has), on kombu's in-memory broker and backend."""
+    celery = create_celery(Settings(redis_url="memory://"))
+    celery.conf.update(broker_url="memory://", result_backend="cache+memory://")
+    tasks.register_tasks(celery, rt)
+    return celery
+
+
+def planned_job(make_runtime, mode: str = "full-chunked"):
+    rt = make_runtime(needle_model(NEEDLE), context_tokens=4000)
+    job = submit(rt, store_output(rt, document()), "errors", mode=mode)
+    return rt, job
 
 
 def test_a_chords_task_ids_are_stored_before_it_is_sent_and_celery_keeps_them(make_runtime) -> None:
-    rt = make_runtime(needle_model(NEEDLE), context_tokens=4000)
-    job = submit(rt, store_output(rt, document()), "errors", mode="full-chunked")
-    planned = tasks.plan(job.id, pipeline.start(rt, job.id))
+    rt, job = planned_job(make_runtime)
+    celery = celery_for(rt)
+    planned = tasks.plan(celery, job.id, pipeline.start(rt, job.id))
     ids = tasks.remember(rt.jobs, job.id, planned)
     header, body = planned
     frozen = chord(group(header), body).freeze()  # what apply_async sends
@@ -37,39 +51,37 @@ def test_a_chords_task_ids_are_stored_before_it_is_sent_and_celery_keeps_them(ma
     assert sorted(ids) == rt.jobs.task_ids(job.id) == sorted([frozen.id, *(r.id for r in frozen.parent.results)])
 
 
+def test_signatures_name_toolouts_tasks_with_the_steps_arguments(make_runtime) -> None:
+    rt, job = planned_job(make_runtime)
+    step = pipeline.start(rt, job.id)
+    header, body = tasks.plan(celery_for(rt), job.id, step)
+    assert [(s.task, tuple(s.args)) for s in header] == [
+        ("toolout.map_chunk", (job.id, c.index, c.start, c.end)) for c in step.chunks
+    ]
+    assert (body.task, tuple(body.args), body.immutable) == ("toolout.reduce_stage", (job.id, 0), True)
+
+
 def test_the_agent_task_is_remembered_too(make_runtime) -> None:
-    rt = make_runtime(needle_model(NEEDLE))
-    job = submit(rt, store_output(rt, document()), "errors", mode="read-grep")
-    ids = tasks.remember(rt.jobs, job.id, tasks.plan(job.id, pipeline.RunAgent()))
+    rt, job = planned_job(make_runtime, mode="read-grep")
+    ids = tasks.remember(rt.jobs, job.id, tasks.plan(celery_for(rt), job.id, pipeline.RunAgent()))
     assert len(ids) == 1 and rt.jobs.task_ids(job.id) == ids
 
 
 def test_cancel_revokes_exactly_the_remembered_ids(make_runtime) -> None:
-    rt = make_runtime(needle_model(NEEDLE), context_tokens=4000)
-    job = submit(rt, store_output(rt, document()), "errors", mode="full-chunked")
-    ids = tasks.remember(rt.jobs, job.id, tasks.plan(job.id, pipeline.start(rt, job.id)))
-    control = FakeControl()
-    assert revoke_job(job.id, jobs=rt.jobs, control=control) == len(ids)
-    assert control.revoked == [sorted(ids)]
+    rt, job = planned_job(make_runtime)
+    dispatcher = RecordingCeleryDispatcher(rt)
+    ids = tasks.remember(rt.jobs, job.id, tasks.plan(dispatcher.celery, job.id, pipeline.start(rt, job.id)))
+    assert dispatcher.revoke(job.id) == len(ids)
+    assert dispatcher.broadcast == [sorted(ids)]
 
 
 def test_nothing_to_revoke_sends_nothing(make_runtime) -> None:
-    rt = make_runtime(needle_model(NEEDLE))
-    job = submit(rt, store_output(rt, document()), "errors")
-    control = FakeControl()
-    assert revoke_job(job.id, jobs=rt.jobs, control=control) == 0 and control.revoked == []
+    rt, job = planned_job(make_runtime, mode="auto")
+    dispatcher = RecordingCeleryDispatcher(rt)
+    assert dispatcher.revoke(job.id) == 0 and dispatcher.broadcast == []
 
 
-def test_revoking_is_best_effort_when_redis_is_down() -> None:
-    dead = JobStore(connect("redis://127.0.0.1:1/0", timeout=0.2), ttl_seconds=60, deadline_seconds=60)
-    assert revoke_job("any", jobs=dead, control=FakeControl()) == 0
-
-
-def test_task_ids_expire_with_the_job_and_go_with_it(make_runtime, redis_client) -> None:
-    rt = make_runtime(needle_model(NEEDLE))
-    job = submit(rt, store_output(rt, document()), "errors")
-    rt.jobs.add_task_ids(job.id, ["t1", "t2"])
-    rt.jobs.cancel(job.id)
-    assert 0 < redis_client.ttl(keys.job_tasks(job.id)) <= 600
-    rt.jobs.delete([job.id])
-    assert not redis_client.exists(keys.job_tasks(job.id))
+def test_revoking_is_best_effort_when_redis_is_down(make_runtime) -> None:
+    rt, _ = planned_job(make_runtime)
+    rt.jobs = RedisJobStore(connect("redis://127.0.0.1:1/0", timeout=0.2), ttl_seconds=60, deadline_seconds=60)
+    assert RecordingCeleryDispatcher(rt).revoke("any") == 0

@@ -1,4 +1,4 @@
-"""The watchdog against real Redis: an overdue job is re-submitted once, then failed; ended jobs are left alone.
+"""The watchdog on the in-memory stores: an overdue job is re-submitted once, then failed; ended jobs are left alone.
 
 `submit` is a recorder here; "running" a re-submitted job means driving its steps in-process,
 which is also how these tests show the pipeline is idempotent: stored chunk results are reused.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from extraction.protocols import LLMReply
 from extraction.testing import ScriptedLLM
-from infra.jobstore import JobStatus, JobStore
+from infra.jobstore import JobStatus, RedisJobStore
 from infra.redis_client import connect
 from tests.workers.conftest import needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
@@ -116,5 +116,5 @@ def test_one_worker_per_tick_takes_the_lock(make_runtime) -> None:
 
 def test_a_tick_survives_redis_being_down(make_runtime) -> None:
     rt = make_runtime(ScriptedLLM(lambda m, t: LLMReply(content="x")))
-    rt.jobs = JobStore(connect("redis://127.0.0.1:1/0", timeout=0.2), ttl_seconds=60, deadline_seconds=60)
+    rt.jobs = RedisJobStore(connect("redis://127.0.0.1:1/0", timeout=0.2), ttl_seconds=60, deadline_seconds=60)
     assert Watchdog(rt, 1, submit=Recorder()).tick() is None

@@ -1,4 +1,4 @@
-"""The Celery application and its reliability settings.
+"""The Celery application and its reliability settings, built from settings (no import-time side effects).
 
 Choices, each for a known Celery+Redis trap:
 - `acks_late` + `reject_on_worker_lost`: a task whose worker dies is redelivered, not lost.
@@ -7,37 +7,38 @@ Choices, each for a known Celery+Redis trap:
   never races a task that is still legitimately running.
 - separate queues: map, reduce and agent work can be scaled or prioritised independently,
   and reduce never waits behind a backlog of map tasks.
+
+The API builds one of these only to send the first task of a job (`workers.dispatch`); a worker
+process builds one in `workers.main` and registers the tasks (`workers.tasks`) on it.
 """
 
 from __future__ import annotations
 
-import os
-
 from celery import Celery
-from celery.signals import worker_process_init, worker_ready
 
-from infra.settings import get_settings
-from infra.tokenizer_files import ensure_offline_encodings
-from workers.broker_guard import guard_closed_transport
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-ensure_offline_encodings()
-guard_closed_transport()
+from infra.settings import Settings
 
 QUEUES = ("extract", "map", "reduce", "agent")
 
+START, MAP, REDUCE_STAGE, REDUCE_GROUP, READ_GREP = (
+    "toolout.start_extraction",
+    "toolout.map_chunk",
+    "toolout.reduce_stage",
+    "toolout.reduce_group",
+    "toolout.read_grep",
+)
+
 TASK_ROUTES = {
-    "toolout.start_extraction": {"queue": "extract"},
-    "toolout.map_chunk": {"queue": "map"},
-    "toolout.reduce_stage": {"queue": "reduce"},
-    "toolout.reduce_group": {"queue": "reduce"},
-    "toolout.read_grep": {"queue": "agent"},
+    START: {"queue": "extract"},
+    MAP: {"queue": "map"},
+    REDUCE_STAGE: {"queue": "reduce"},
+    REDUCE_GROUP: {"queue": "reduce"},
+    READ_GREP: {"queue": "agent"},
 }
 
 
-def create_celery() -> Celery:
-    settings = get_settings()
-    celery = Celery("toolout", broker=settings.celery_broker_url, backend=settings.redis_url, include=["workers.tasks"])
+def create_celery(settings: Settings) -> Celery:
+    celery = Celery("toolout", broker=settings.celery_broker_url, backend=settings.redis_url, set_as_current=False)
     transport = {"visibility_timeout": settings.visibility_timeout_seconds}
     celery.conf.update(
         task_acks_late=True,
@@ -59,24 +60,3 @@ def create_celery() -> Celery:
         worker_hijack_root_logger=False,
     )
     return celery
-
-
-app = create_celery()
-
-
-@worker_ready.connect
-@worker_process_init.connect
-def _warm_up(**_: object) -> None:
-    """Import litellm once at start-up (~5 s) instead of inside the first job's first LLM call."""
-    from workers.runtime import runtime
-
-    runtime().llm_ready()
-
-
-@worker_ready.connect
-def _start_watchdog(**_: object) -> None:
-    """Every worker runs the watchdog loop; a Redis lock lets one of them act per tick."""
-    from workers.runtime import runtime
-    from workers.watchdog import start_watchdog
-
-    start_watchdog(runtime())

@@ -1,0 +1,134 @@
+"""The workers' modules import each other without a cycle (lazy imports included), and no production module
+has side effects when imported: environment, monkey-patches and apps belong to entry points."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("extraction", "infra", "workers", "api", "toolout")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module an `import` or `from … import` anywhere in the file names (function bodies too)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def graph(package: str) -> dict[str, set[str]]:
+    modules = {module_name(path): path for path in (ROOT / package).rglob("*.py")}
+    return {
+        name: {dep for dep in imported_modules(path) if dep in modules and dep != name}
+        for name, path in modules.items()
+    }
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(edges.get(node, ())):
+            if state.get(dep) == 1:
+                return [*stack[stack.index(dep) :], dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    return next((cycle for node in sorted(edges) if node not in state and (cycle := visit(node))), None)
+
+
+def test_the_cycle_finder_finds_a_lazy_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_the_workers_import_graph_is_acyclic() -> None:
+    edges = graph("workers")
+    assert "workers.pipeline" in edges and edges["workers.tasks"] >= {"workers.pipeline", "workers.celery_app"}
+    assert find_cycle(edges) is None
+
+
+def test_no_production_package_has_an_import_cycle() -> None:
+    for package in PACKAGES:
+        assert find_cycle(graph(package)) is None, package
+
+
+def test_no_first_party_import_hides_behind_except_import_error() -> None:
+    offenders = []
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Try) and _catches_import_error(node):
+                    first_party = {m for stmt in node.body for m in imported_modules_of(stmt)} & _first_party()
+                    if first_party:
+                        offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {sorted(first_party)}")
+    assert offenders == []
+
+
+def imported_modules_of(stmt: ast.stmt) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _first_party() -> set[str]:
+    return set(PACKAGES)
+
+
+def _catches_import_error(node: ast.Try) -> bool:
+    caught = {ast.unparse(handler.type) for handler in node.handlers if handler.type is not None}
+    return bool(caught & {"ImportError", "ModuleNotFoundError"})
+
+
+IMPORT_ALL = """
+import importlib, json, os, pkgutil, sys
+before = dict(os.environ)
+report = {"changed_env": [], "patched": False, "celery_apps": 0}
+for package in sys.argv[1:]:
+    for info in pkgutil.walk_packages(importlib.import_module(package).__path__, package + "."):
+        if info.name.endswith("__main__") or info.name.startswith("bench"):
+            continue
+        importlib.import_module(info.name)
+        if dict(os.environ) != before:
+            report["changed_env"].append(info.name)
+            before = dict(os.environ)
+from kombu.transport import redis as kombu_redis
+report["patched"] = getattr(kombu_redis.Channel._connparams, "_toolout_guarded", False)
+from celery import _state
+report["celery_apps"] = len([app for app in _state._get_active_apps()])
+print(json.dumps(report))
+"""
+
+
+def test_importing_every_module_changes_no_environment_patches_nothing_and_builds_no_app() -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_ALL, *PACKAGES], capture_output=True, text=True, env=env, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"changed_env": [], "patched": False, "celery_apps": 0}

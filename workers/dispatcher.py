@@ -1,0 +1,26 @@
+"""The seam between the API and whatever runs the pipeline's steps.
+
+The API (and the watchdog) hand a created job to a `Dispatcher`; whether Celery workers on other
+hosts (`workers.celery_dispatch`) or a thread pool in this process (`workers.local`) then run the
+steps is the only difference between the service and the embedded mode.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class Dispatcher(Protocol):
+    """Runs created jobs somewhere; all three calls are made by the API, `submit` also by the watchdog."""
+
+    def submit(self, job_id: str) -> None:
+        """Queue the job's first step; `BackendUnavailable` when that cannot be done now (HTTP 503)."""
+        ...
+
+    def revoke(self, job_id: str) -> int:
+        """Best effort, never raises: drop the canceled job's queued work; returns how many tasks were revoked."""
+        ...
+
+    def ping(self) -> list[Any]:
+        """One entry per worker that answered within a second (empty: none did)."""
+        ...

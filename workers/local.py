@@ -1,0 +1,86 @@
+"""Running jobs in this process: the pipeline's steps on a thread pool instead of Celery.
+
+`workers.tasks` turns each step's answer (`pipeline.Next`) into Celery signatures; `LocalDispatcher`
+turns the very same answers into thread-pool work: the chunks of a `RunChunks` are mapped in
+parallel, then the reduce stage runs; a `RunReduceGroups` likewise; a `RunAgent` runs the read-grep
+sub-agent. The steps, the stores' promises and the job's ending (`workers.outcomes`) are shared, so a
+job ends here exactly as it would on the service. Two pools: job drivers wait on their steps, and
+steps never wait on anything, so no pool size can deadlock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from extraction.errors import NotFound
+from workers import outcomes, pipeline
+from workers.agent import run_read_grep
+from workers.runtime import Runtime
+
+log = logging.getLogger("toolout.workers.local")
+
+
+class LocalDispatcher:
+    """A `Dispatcher` that runs jobs in this process (the embedded mode, an in-process API)."""
+
+    def __init__(self, rt: Runtime, *, concurrency: int | None = None) -> None:
+        self.rt = rt
+        threads = concurrency or rt.settings.worker_concurrency
+        self._jobs = ThreadPoolExecutor(max(1, threads), thread_name_prefix="toolout-job")
+        self._steps = ThreadPoolExecutor(max(1, threads), thread_name_prefix="toolout-step")
+
+    # --- Dispatcher ---------------------------------------------------------------------------
+    def submit(self, job_id: str) -> None:
+        self.start(job_id)
+
+    def revoke(self, job_id: str) -> int:
+        """Nothing is queued anywhere: running steps stop at their next model call (the gate sees the cancel)."""
+        return 0
+
+    def ping(self) -> list[Any]:
+        return [{"local": {"ok": "pong"}}]
+
+    # --- running ------------------------------------------------------------------------------
+    def start(self, job_id: str) -> Future[None]:
+        """Run the job in the background; the future resolves when it has ended."""
+        return self._jobs.submit(self.run, job_id)
+
+    def run(self, job_id: str) -> None:
+        """Run the job to its end in the calling thread (its map and reduce groups on the step pool)."""
+        try:
+            step = pipeline.start(self.rt, job_id)
+            while step is not None:
+                step = self._execute(job_id, step)
+        except NotFound:
+            return  # deleted meanwhile: nothing left to end
+        except Exception as exc:
+            log.exception("job %s: a step failed", job_id)
+            self._fail(job_id, f"{type(exc).__name__}: {exc}")
+
+    def _execute(self, job_id: str, step: pipeline.Next) -> pipeline.Next:
+        rt = self.rt
+        if isinstance(step, pipeline.RunChunks):
+            self._all(pipeline.run_map, [(job_id, c.index, c.start, c.end) for c in step.chunks])
+            return pipeline.run_reduce_stage(rt, job_id, 0)
+        if isinstance(step, pipeline.RunReduceGroups):
+            self._all(pipeline.run_reduce_group, [(job_id, step.level, i, m) for i, m in enumerate(step.groups)])
+            return pipeline.run_reduce_stage(rt, job_id, step.level + 1)
+        if isinstance(step, pipeline.RunAgent):
+            run_read_grep(rt, job_id)
+        return None
+
+    def _all(self, step: Any, calls: list[tuple[Any, ...]]) -> None:
+        """Run one step per argument tuple on the step pool and wait for all (the chord's header)."""
+        for future in [self._steps.submit(step, self.rt, *args) for args in calls]:
+            future.result()
+
+    def _fail(self, job_id: str, error: str) -> None:
+        with contextlib.suppress(NotFound):  # deleted meanwhile: nothing left to end
+            outcomes.fail(self.rt, self.rt.jobs.get(job_id), error)
+
+    def close(self) -> None:
+        self._jobs.shutdown(wait=True, cancel_futures=True)
+        self._steps.shutdown(wait=True, cancel_futures=True)
