@@ -26,9 +26,13 @@ class ToolOutAPIError(Exception):
 class ToolOutClient:
     """Synchronous client; one instance per agent process is plenty (it pools connections)."""
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0) -> None:
+    def __init__(
+        self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0, http: httpx.Client | None = None
+    ) -> None:
+        """`http`: an httpx client to send through instead (e.g. a test client bound to an in-process app)."""
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        self._http = http or httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        self._http.headers.update(headers)
 
     def close(self) -> None:
         self._http.close()

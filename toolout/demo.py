@@ -52,7 +52,7 @@ def start_stack(var: Path, worker_count: int) -> tuple[list[processes.Service], 
     names = [f"demo-worker-{i + 1}" for i in range(worker_count)]
     services = [processes.offline_model(model_port, env, logs), processes.api(api_port, env, logs)]
     services += [processes.worker(name, env, logs) for name in names]
-    services[-1].ready = processes.workers_answering(names)
+    services[-1].ready = processes.workers_answering(names, env)
     return services, f"http://127.0.0.1:{api_port}"
 
 

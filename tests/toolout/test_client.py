@@ -1,0 +1,71 @@
+"""The SDK against the real app in this process: in-memory stores, jobs run by the local dispatcher, no server."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.deps import Services
+from extraction.mapreduce import ModelLimits
+from infra.settings import Settings
+from infra.stores import open_stores
+from tests.workers.conftest import needle_model
+from tests.workers.test_pipeline import NEEDLE, document
+from toolout.client import ToolOutAPIError, ToolOutClient
+from workers.local import LocalDispatcher
+from workers.runtime import build_runtime
+
+
+@pytest.fixture()
+def toolout() -> Iterator[ToolOutClient]:
+    settings = Settings(redis_url="memory://", blob_store="memory://", auth_mode="dev", max_chunks_for_full_mode=100)
+    stores = open_stores(settings)
+    runtime = build_runtime(settings, stores, needle_model(NEEDLE), limits=ModelLimits(4000, 500))
+    dispatcher = LocalDispatcher(runtime, concurrency=4)
+    app = create_app(services=Services(settings=settings, stores=stores, dispatcher=dispatcher))
+    with TestClient(app) as http, ToolOutClient("http://testserver", http=http) as client:
+        yield client
+    dispatcher.close()
+
+
+def test_store_then_tool_output_gives_the_abstract(toolout: ToolOutClient) -> None:
+    session = toolout.create_session()
+    meta = toolout.store(session, document(), tool_name="logs.fetch", tool_args='{"service": "billing"}')
+    assert meta["oversized"] and meta["message"].startswith("Tool output is too large (")
+    text = toolout.tool_output(meta["handle"], "database pool errors")
+    assert text.startswith(f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {meta['handle']}, STRATEGY:full-chunked:")
+    assert NEEDLE in text
+
+
+def test_an_unknown_handle_answers_with_the_text_for_the_model(toolout: ToolOutClient) -> None:
+    handle = str(uuid.uuid4())
+    text = toolout.tool_output(handle, "anything")
+    assert handle in text and "No tool output is stored" in text
+
+
+def test_read_grep_and_output_metadata(toolout: ToolOutClient) -> None:
+    session = toolout.create_session()
+    handle = toolout.store(session, b"alpha\nbeta ERROR\ngamma\n")["handle"]
+    assert toolout.read(handle, offset=2, limit=1).splitlines()[0] == "     2\tbeta ERROR"
+    assert toolout.grep(handle, "error", ignore_case=True, regex=None).splitlines()[0] == "     2:\tbeta ERROR"
+    assert toolout.output(handle)["lines"] == 3
+
+
+def test_api_errors_are_typed(toolout: ToolOutClient) -> None:
+    with pytest.raises(ToolOutAPIError) as missing:
+        toolout.output(str(uuid.uuid4()))
+    assert (missing.value.status, missing.value.code) == (404, "not_found")
+
+
+def test_an_idempotent_submit_returns_the_same_job(toolout: ToolOutClient) -> None:
+    session = toolout.create_session()
+    handle = toolout.store(session, document())["handle"]
+    first = toolout.submit(handle, "database pool errors", idempotency_key="k-1")
+    again = toolout.submit(handle, "database pool errors", idempotency_key="k-1")
+    assert first["id"] == again["id"]
+    done = toolout.wait(first["id"], timeout=30)
+    assert done["status"] == "succeeded" and NEEDLE in done["result"]

@@ -1,0 +1,144 @@
+"""Extraction in this process, without a server: the service's pipeline on in-memory stores and a thread pool.
+
+For library users who want `tool_output` semantics (map-reduce over token-balanced chunks, the
+read-grep sub-agent, the truncate fallback, the nonce-tagged final report) but no Redis, Celery or
+API. Every step is the service's own (`workers.pipeline`, `workers.outcomes`), run by
+`workers.local.LocalDispatcher`; only the executor differs, so the result text and the job record
+are what the service would produce for the same output, model and settings.
+
+    from toolout.local import extract
+
+    result = extract(big_json_bytes, "every order with status 'declined'", model="openai/gpt-4o-mini")
+    print(result.text)           # ABSTRACT FROM TOOL OUTPUT ... STRATEGY:full-chunked: ...
+    print(result.job.usage)      # calls, tokens, cost
+
+Needs the server extra (litellm); the model is any litellm model string.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from extraction.lines import build_line_index
+from extraction.mapreduce import ModelLimits
+from extraction.oversize import is_oversized, too_large_message
+from extraction.protocols import LLM
+from extraction.stats import DocumentStats, measure
+from infra.jobstore import JobRecord, new_job
+from infra.outputs import UploadMeta, store_output
+from infra.settings import Settings
+from infra.stores import MEMORY_URL, Stores, open_stores
+from infra.tokenizer_files import ensure_offline_encodings
+from workers.local import LocalDispatcher
+from workers.runtime import build_runtime
+
+BLOCK_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One stored output: its handle, its stats, and (when oversized) the text the model sees instead."""
+
+    handle: str
+    stats: DocumentStats
+    oversized: bool
+    message: str | None
+
+
+@dataclass(frozen=True)
+class Result:
+    """What `tool_output` answers (`text`) and the job record behind it (strategy, chunks, usage)."""
+
+    text: str
+    job: JobRecord
+
+
+class LocalToolOut:
+    """One embedded session: store outputs, extract from them; close it (or use `with`) when done."""
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        llm: LLM | None = None,
+        limits: ModelLimits | None = None,
+        **settings: Any,
+    ) -> None:
+        """`model`/`api_base`/`api_key` as litellm takes them (None: the provider's default); `llm` replaces
+        the litellm client entirely (tests); other keyword arguments are `Settings` fields."""
+        ensure_offline_encodings()
+        self.settings = local_settings(model, api_base, api_key, **settings)
+        self.stores: Stores = open_stores(self.settings)
+        self.runtime = build_runtime(self.settings, self.stores, llm, limits=limits)
+        self.dispatcher = LocalDispatcher(self.runtime)
+        self.session = self.stores.records.create_session()
+
+    def store(
+        self,
+        content: bytes | str,
+        *,
+        tool_name: str = "unknown",
+        tool_args: str = "{}",
+        content_type: str = "text/plain",
+    ) -> Stored:
+        """Measure and keep one tool output, as the service's upload does."""
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        blocks = [data[i : i + BLOCK_BYTES] for i in range(0, len(data), BLOCK_BYTES)] or [b""]
+        measured = measure(blocks, self.settings.tokenizer_encoding)
+        lines = build_line_index(blocks)
+        blobs = self.stores.blobs
+
+        def write(key: str) -> None:
+            blobs.put_bytes(key, data)
+
+        meta = UploadMeta(tool_name, tool_args, content_type)
+        record = store_output(blobs, self.stores.records, self.session, meta, measured, lines, write)
+        return self._stored(record.handle, measured.stats)
+
+    def _stored(self, handle: str, stats: DocumentStats) -> Stored:
+        s = self.settings
+        oversized = is_oversized(stats, max_bytes=s.tool_response_max_bytes, budget_tokens=s.context_budget_tokens)
+        return Stored(handle, stats, oversized, too_large_message(stats, handle) if oversized else None)
+
+    def extract(self, handle: str, extract: str, mode: str = "auto") -> Result:
+        """The `tool_output(handle, extract, mode)` call, run to its end in this thread."""
+        output = self.stores.records.get_output(handle, self.session.tenant)
+        job = self.stores.jobs.create(new_job(output, extract, mode))
+        self.dispatcher.run(job.id)
+        finished = self.stores.jobs.get(job.id)
+        return Result(finished.result or "", finished)
+
+    def close(self) -> None:
+        self.dispatcher.close()
+        self.stores.close()
+
+    def __enter__(self) -> LocalToolOut:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def local_settings(model: str | None, api_base: str | None, api_key: str | None, **overrides: Any) -> Settings:
+    """Settings for one process: in-memory stores and blobs; a given model brings its own endpoint and key."""
+    chosen: dict[str, Any] = {"model": model, "model_api_base": api_base, "model_api_key": api_key} if model else {}
+    return Settings(**{"redis_url": MEMORY_URL, "blob_store": MEMORY_URL, **chosen, **overrides})
+
+
+def extract(
+    content: bytes | str,
+    extract: str,
+    mode: str = "auto",
+    *,
+    model: str | None = None,
+    tool_name: str = "unknown",
+    tool_args: str = "{}",
+    **options: Any,
+) -> Result:
+    """Store `content` and run one extraction on it; `options` as for `LocalToolOut`."""
+    with LocalToolOut(model, **options) as local:
+        stored = local.store(content, tool_name=tool_name, tool_args=tool_args)
+        return local.extract(stored.handle, extract, mode)
