@@ -82,11 +82,12 @@ def demo(
     size_mb: int = typer.Option(20, help="size of the generated JSON tool output"),
     log_mb: int = typer.Option(50, help="size of the generated service log"),
     workers: int = typer.Option(1, help="worker processes to start"),
+    embedded: bool = typer.Option(False, help="also run each job with toolout.local and check it answers the same"),
 ) -> None:
     """Start offline model + API + worker(s), extract from generated oversized outputs, print the results."""
     from toolout.demo import run_demo
 
-    raise typer.Exit(run_demo(json_mb=size_mb, log_mb=log_mb, worker_count=workers))
+    raise typer.Exit(run_demo(json_mb=size_mb, log_mb=log_mb, worker_count=workers, embedded=embedded))
 
 
 # --- API keys ---------------------------------------------------------------------------------

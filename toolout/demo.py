@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ def demo_env(model_port: int, var: Path) -> dict[str, str]:
     }
 
 
-def start_stack(var: Path, worker_count: int) -> tuple[list[processes.Service], str]:
+def start_stack(var: Path, worker_count: int) -> tuple[list[processes.Service], str, dict[str, str]]:
     model_port, api_port = processes.free_port(), processes.free_port()
     env = demo_env(model_port, var)
     logs = var / "logs"
@@ -53,7 +53,7 @@ def start_stack(var: Path, worker_count: int) -> tuple[list[processes.Service], 
     services = [processes.offline_model(model_port, env, logs), processes.api(api_port, env, logs)]
     services += [processes.worker(name, env, logs) for name in names]
     services[-1].ready = processes.workers_answering(names, env)
-    return services, f"http://127.0.0.1:{api_port}"
+    return services, f"http://127.0.0.1:{api_port}", env
 
 
 def upload(
@@ -134,45 +134,81 @@ def _clip(text: str, limit: int = 1600) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
 
 
-def run_demo(*, json_mb: int = 20, log_mb: int = 50, worker_count: int = 1) -> int:
+Source = tuple[Callable[[], Iterable[bytes]], str, str]
+"""How to generate one tool output, and the tool name and arguments it claims to come from."""
+
+
+def sources(json_mb: int, log_mb: int) -> dict[str, Source]:
+    return {
+        "JSON": (
+            lambda: datasets.json_orders(json_mb * 10**6),
+            "orders_api.list",
+            '{"since": "2026-01-01", "limit": 500000}',
+        ),
+        "log": (lambda: datasets.service_log(log_mb * 10**6), "logs.fetch", '{"service": "*", "range": "30d"}'),
+    }
+
+
+CASES = [("JSON", "auto"), ("log", "read-grep"), ("log", "full-chunked")]
+"""(output, mode) of each demo job; the output's planted fact decides the request."""
+
+
+def planted(kind: str) -> datasets.Planted:
+    return datasets.ORDER_NEEDLE if kind == "JSON" else datasets.POOL_INCIDENT
+
+
+def compare_embedded(
+    env: dict[str, str], made: dict[str, Source], handles: dict[str, str], served: dict[str, Job]
+) -> bool:
+    """The same extractions with `toolout.local`: is each answer the service's, byte for byte?"""
+    from toolout.local import LocalToolOut
+
+    table = Table("job", "service s", "embedded s", "same ABSTRACT")
+    model = (env["TOOLOUT_MODEL"], env["TOOLOUT_MODEL_API_BASE"], env["TOOLOUT_MODEL_API_KEY"])
+    same_everywhere = True
+    with LocalToolOut(model[0], api_base=model[1], api_key=model[2]) as local:
+        ours = {
+            kind: local.store(b"".join(make()), tool_name=tool, tool_args=args).handle
+            for kind, (make, tool, args) in made.items()
+        }
+        for label, job in served.items():
+            kind = label.split(" ")[0]
+            started = time.perf_counter()
+            result = local.extract(ours[kind], job["extract"], job["mode_requested"])
+            same = result.text == (job["result"] or "").replace(handles[kind], ours[kind])
+            same_everywhere &= same
+            seconds = f"{time.perf_counter() - started:.1f}"
+            table.add_row(label, f"{job['finished_at'] - job['created_at']:.1f}", seconds, "yes" if same else "NO")
+    console.print(table)
+    return same_everywhere
+
+
+def run_demo(*, json_mb: int = 20, log_mb: int = 50, worker_count: int = 1, embedded: bool = False) -> int:
     settings = get_settings()
     processes.ensure_redis(settings.redis_url)
     var = REPO_ROOT / "var" / "demo"
-    services, base_url = start_stack(var, worker_count)
+    services, base_url, env = start_stack(var, worker_count)
+    made = sources(json_mb, log_mb)
     console.rule("toolout demo — offline model (deterministic, no LLM), API, Celery worker, Redis, local blob store")
     with processes.running(*services), ToolOutClient(base_url) as client:
         console.print(f"API at {base_url} (docs at {base_url}/docs); logs in {var / 'logs'}")
         session = client.create_session()
-        orders = upload(
-            client,
-            session,
-            "JSON tool output",
-            datasets.json_orders(json_mb * 10**6),
-            "orders_api.list",
-            '{"since": "2026-01-01", "limit": 500000}',
-        )
-        log = upload(
-            client,
-            session,
-            "service log",
-            datasets.service_log(log_mb * 10**6),
-            "logs.fetch",
-            '{"service": "*", "range": "30d"}',
-        )
-        order, incident = datasets.ORDER_NEEDLE, datasets.POOL_INCIDENT
+        handles = {
+            kind: upload(client, session, f"{kind} tool output", make(), tool, args)["handle"]
+            for kind, (make, tool, args) in made.items()
+        }
         jobs = {
-            client.submit(orders["handle"], order.request, "auto")["id"]: "JSON · auto",
-            client.submit(log["handle"], incident.request, "read-grep")["id"]: "log · read-grep",
-            client.submit(log["handle"], incident.request, "full-chunked")["id"]: "log · full-chunked",
+            client.submit(handles[kind], planted(kind).request, mode)["id"]: f"{kind} · {mode}" for kind, mode in CASES
         }
-        needles = {
-            job_id: (order.needle if label.startswith("JSON") else incident.needle) for job_id, label in jobs.items()
-        }
-        ok = report(jobs, follow(client, jobs), needles)
+        needles = {job_id: planted(label.split(" ")[0]).needle for job_id, label in jobs.items()}
+        results = follow(client, jobs)
+        ok = report(jobs, results, needles)
+        if embedded:
+            ok &= compare_embedded(env, made, handles, {jobs[job_id]: job for job_id, job in results.items()})
         client.delete_session(session)
     console.rule(
         "[green]demo passed: every job found its planted fact"
         if ok
-        else "[red]demo failed: a planted fact was not found"
+        else "[red]demo failed: a planted fact was not found (or the embedded mode answered otherwise)"
     )
     return 0 if ok else 1
