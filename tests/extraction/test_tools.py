@@ -64,8 +64,9 @@ def test_tool_output_parameters_match_the_seed_key_by_key() -> None:
 def test_tool_output_parameters_equal_the_seed_json() -> None:
     with open(SEED, encoding="utf-8") as handle:
         seed = handle.read()
-    block = re.search(r"### 2b\) tool_output schema \(exact\)\n```json\n(.*?)\n```", seed, re.DOTALL).group(1)
-    assert json.loads(block) == TOOL_OUTPUT_PARAMETERS
+    match = re.search(r"### 2b\) tool_output schema \(exact\)\n```json\n(.*?)\n```", seed, re.DOTALL)
+    assert match is not None
+    assert json.loads(match.group(1)) == TOOL_OUTPUT_PARAMETERS
 
 
 def test_default_names() -> None:
