@@ -90,7 +90,8 @@ async def _failed(args: Any, message: str, callbacks: Callbacks, tool_name: str)
     error = {"error": message}
     replaced = await _call(callbacks.on_error, "on_error", tool_name, args, error)
     output = error if replaced is None else replaced
-    return await _finish(Outcome("raised", output, message, untouched=output is error), callbacks, tool_name)
+    untouched = output is error and error == {"error": message}  # not replaced, not edited in place
+    return await _finish(Outcome("raised", output, message, untouched=untouched), callbacks, tool_name)
 
 
 async def _finish(outcome: Outcome, callbacks: Callbacks, tool_name: str) -> Outcome:

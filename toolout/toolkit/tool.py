@@ -25,6 +25,7 @@ from typing import Any, overload
 
 from pydantic import BaseModel
 
+from extraction.errors import StrictSchemaError
 from extraction.strict_schema import strict_schema
 from toolout.toolkit.args import InvalidArguments, RawArguments, parse_arguments
 from toolout.toolkit.callbacks import CallbackFn, Callbacks, Outcome, run_with_callbacks
@@ -86,6 +87,15 @@ class Tool:
     def strict_parameters(self) -> Schema:
         """The OpenAI strict-mode parameters; raises `StrictSchemaError` if the input has no strict form."""
         return strict_schema(self.parameters)
+
+    @property
+    def supports_strict(self) -> bool:
+        """Whether the input has a strict-mode form (a `dict[str, X]` or `Any` field has none)."""
+        try:
+            self.strict_parameters  # noqa: B018 - computing it is the check
+        except StrictSchemaError:
+            return False
+        return True
 
     def definition(self, *, strict: bool = False) -> dict[str, Any]:
         """The OpenAI chat-completions function tool (`"strict": true` with the strict parameters)."""

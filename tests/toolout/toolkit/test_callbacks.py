@@ -96,6 +96,11 @@ def test_on_error_replaces_the_error_and_it_stays_an_error() -> None:
     assert tool.run_sync('{"a": -1}') == JsonResult({"error": "negative", "hint": "use a >= 0"}, is_error=True)
 
 
+def test_an_error_dict_edited_in_place_counts_as_replaced() -> None:
+    tool = adder(on_error=lambda args, error: error.update(hint="a >= 0"))
+    assert tool.run_sync('{"a": -1}') == JsonResult({"error": "negative", "hint": "a >= 0"}, is_error=True)
+
+
 def test_on_error_may_recover_with_an_explicit_result() -> None:
     tool = adder(on_error=lambda args, error: TextResult("0 (defaulted)"))
     assert tool.run_sync('{"a": -1}') == TextResult("0 (defaulted)", is_error=False)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, Field
 
+from extraction.errors import StrictSchemaError
 from extraction.strict_rules import strict_violations
 from toolout.toolkit.context import ToolContext
 from toolout.toolkit.deps import Dependency
@@ -61,6 +62,26 @@ def test_definition_plain_and_strict() -> None:
     assert strict["strict"] is True
     assert strict["parameters"]["properties"]["limit"] == {"type": ["integer", "null"], "description": "Default: 3."}
     assert strict_violations(strict["parameters"]) == []
+
+
+def test_a_dict_input_has_no_strict_form() -> None:
+    class Labels(BaseModel):
+        labels: dict[str, str]
+
+    labels = define_tool(name="label", description="Label.", input=Labels, execute=lambda a: "")
+    assert not labels.supports_strict
+    assert labels.definition()["function"]["parameters"]["properties"]["labels"]["additionalProperties"] == {
+        "type": "string"
+    }
+    with pytest.raises(StrictSchemaError, match="open object"):
+        labels.definition(strict=True)
+    assert define_tool(name="q", description="Q.", input=Query, execute=lambda a: "").supports_strict
+
+
+def test_definitions_are_copies() -> None:
+    search = define_tool(name="search", description="S.", input=Query, execute=lambda a: "")
+    search.definition()["function"]["parameters"]["properties"].clear()
+    assert list(search.parameters["properties"]) == ["q", "limit"]
 
 
 def test_an_exception_becomes_the_seed_error_text() -> None:
