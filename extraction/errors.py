@@ -68,3 +68,9 @@ class PatternError(InvalidInput):
     """A grep pattern is invalid or uses syntax the linear-time engine does not support."""
 
     code = "invalid_pattern"
+
+
+class StrictSchemaError(InvalidInput):
+    """A JSON schema cannot be expressed in OpenAI strict mode (the message names the path and why)."""
+
+    code = "strict_schema"

@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from extraction.strict_schema import strict_schema
+
 Schema = dict[str, Any]
 Tool = dict[str, Any]
 
@@ -127,11 +129,6 @@ GREP_DESCRIPTION = (
     "line numbers, with optional context lines before/after each match."
 )
 
-# Keywords OpenAI strict mode accepts; the rest (minLength, minimum, ...) are validated server-side instead.
-STRICT_KEYWORDS = frozenset(
-    {"type", "description", "enum", "const", "properties", "required", "additionalProperties", "items", "anyOf"}
-)
-
 
 def function_tool(name: str, description: str, parameters: Schema) -> Tool:
     """An OpenAI function-tool definition (deep-copied parameters)."""
@@ -169,49 +166,15 @@ def sub_agent_tools() -> list[Tool]:
 def strict(tool_or_schema: Tool | Schema) -> Tool | Schema:
     """An OpenAI strict-mode copy of a function tool (adds `"strict": true`) or of a bare schema.
 
-    Strict mode wants every property listed in `required`, so optional properties become
-    nullable (`"type": [..., "null"]`, and `None` joins their `enum`); a null argument then
-    means "not given". Keywords strict mode rejects are dropped.
+    The conversion is `extraction.strict_schema.strict_schema` (shared with the toolkit): every
+    property required, optional ones nullable (a null argument means "not given"), keywords strict
+    mode rejects (here `minLength`) dropped and left to the server's own validation.
     """
     if "function" not in tool_or_schema:
-        return _strict_schema(tool_or_schema)
+        return strict_schema(tool_or_schema)
     result = copy.deepcopy(tool_or_schema)
-    result["function"]["parameters"] = _strict_schema(tool_or_schema["function"]["parameters"])
+    result["function"]["parameters"] = strict_schema(tool_or_schema["function"]["parameters"])
     result["function"]["strict"] = True
-    return result
-
-
-def _strict_schema(schema: Schema) -> Schema:
-    result = {key: copy.deepcopy(value) for key, value in schema.items() if key in STRICT_KEYWORDS}
-    if "items" in result:
-        result["items"] = _strict_schema(schema["items"])
-    if "anyOf" in result:
-        result["anyOf"] = [_strict_schema(option) for option in schema["anyOf"]]
-    if "properties" in result:
-        _strict_object(result, schema)
-    return result
-
-
-def _strict_object(result: Schema, schema: Schema) -> None:
-    required = set(schema.get("required", []))
-    properties = {}
-    for name, sub_schema in schema["properties"].items():
-        strict_sub = _strict_schema(sub_schema)
-        properties[name] = strict_sub if name in required else _nullable(strict_sub)
-    result["properties"] = properties
-    result["required"] = list(properties)
-    result["additionalProperties"] = False
-
-
-def _nullable(schema: Schema) -> Schema:
-    """Let `null` stand for "not given": add it to the type and, if present, to the enum."""
-    if "anyOf" in schema:
-        return schema | {"anyOf": [*schema["anyOf"], {"type": "null"}]}
-    types = schema.get("type", [])
-    types = [types] if isinstance(types, str) else list(types)
-    result = schema | {"type": types if "null" in types else [*types, "null"]}
-    if "enum" in schema and None not in schema["enum"]:
-        result["enum"] = [*schema["enum"], None]
     return result
 
 

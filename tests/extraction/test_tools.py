@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from extraction.strict_rules import strict_violations
 from extraction.tools import (
     GREP_PARAMETERS,
     READ_PARAMETERS,
@@ -60,8 +61,9 @@ def test_tool_output_parameters_match_the_seed_key_by_key() -> None:
 
 def test_tool_output_parameters_equal_the_seed_json() -> None:
     seed = seed_text("002")
-    block = re.search(r"### 2b\) tool_output schema \(exact\)\n```json\n(.*?)\n```", seed, re.DOTALL).group(1)
-    assert json.loads(block) == TOOL_OUTPUT_PARAMETERS
+    match = re.search(r"### 2b\) tool_output schema \(exact\)\n```json\n(.*?)\n```", seed, re.DOTALL)
+    assert match is not None
+    assert json.loads(match.group(1)) == TOOL_OUTPUT_PARAMETERS
 
 
 def test_default_names() -> None:
@@ -111,51 +113,6 @@ def test_callers_get_copies() -> None:
 
 # ---------------------------------------------------------------- strict mode
 
-STRICT_ALLOWED = {
-    "type",
-    "description",
-    "enum",
-    "const",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "anyOf",
-}
-JSON_TYPES = {
-    "string": str,
-    "integer": int,
-    "number": (int, float),
-    "boolean": bool,
-    "object": dict,
-    "array": list,
-    "null": type(None),
-}
-
-
-def strict_violations(schema: dict[str, Any], path: str = "$") -> list[str]:
-    """Everything OpenAI strict mode would reject in `schema` (the subset of rules our schemas can hit)."""
-    problems = [f"{path}: unsupported keyword {key}" for key in schema if key not in STRICT_ALLOWED]
-    types = schema.get("type", [])
-    types = [types] if isinstance(types, str) else types
-    problems += [f"{path}: unknown type {kind}" for kind in types if kind not in JSON_TYPES]
-    for value in schema.get("enum", []):
-        if not any(
-            isinstance(value, JSON_TYPES[kind]) and not (kind != "boolean" and isinstance(value, bool))
-            for kind in types
-        ):
-            problems.append(f"{path}: enum value {value!r} outside {types}")
-    if "object" in types:
-        if schema.get("additionalProperties") is not False:
-            problems.append(f"{path}: additionalProperties must be false")
-        if schema.get("required") != list(schema.get("properties", {})):
-            problems.append(f"{path}: every property must be required")
-    for name, sub in schema.get("properties", {}).items():
-        problems += strict_violations(sub, f"{path}.{name}")
-    if "items" in schema:
-        problems += strict_violations(schema["items"], f"{path}[]")
-    return problems
-
 
 @pytest.mark.parametrize("tool", ALL_TOOLS, ids=lambda tool: tool["function"]["name"])
 def test_strict_copies_satisfy_openai_strict_rules(tool: dict[str, Any]) -> None:
@@ -202,19 +159,30 @@ def test_strict_handles_nested_objects_and_arrays() -> None:
             "rows": {
                 "type": "array",
                 "minItems": 1,
+                "uniqueItems": True,
                 "items": {
                     "type": "object",
-                    "properties": {"a": {"type": "string", "pattern": "x"}},
+                    "properties": {"a": {"type": "string", "pattern": "x", "maxLength": 9}},
                     "required": [],
                 },
             },
         },
     }
     schema = strict(nested)
-    assert schema["properties"]["rows"]["items"] == {
-        "type": "object",
-        "properties": {"a": {"type": ["string", "null"]}},
-        "required": ["a"],
-        "additionalProperties": False,
+    assert schema["properties"]["rows"] == {
+        "type": "array",
+        "minItems": 1,
+        "items": {
+            "type": "object",
+            "properties": {"a": {"type": ["string", "null"], "pattern": "x"}},
+            "required": ["a"],
+            "additionalProperties": False,
+        },
     }
     assert strict_violations(schema) == []
+
+
+def test_strict_keeps_the_keywords_strict_mode_supports_and_drops_min_length() -> None:
+    read = strict(read_tool())["function"]["parameters"]["properties"]
+    assert read["offset"]["minimum"] == 1
+    assert "minLength" not in read["handle"]

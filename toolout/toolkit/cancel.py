@@ -1,0 +1,66 @@
+"""A cancellation token both sync and async tool code can use (the seed's `AbortSignal`).
+
+Async code awaits `token.wait()`; sync code running in a worker thread polls `token.cancelled`,
+calls `token.raise_if_cancelled()` between steps, or blocks in `token.wait_sync(timeout)`.
+`cancel()` may be called from any thread: it wakes the awaiting event loops thread-safely.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from contextlib import suppress
+
+from toolout.toolkit.errors import ToolCancelled
+
+
+class CancelToken:
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Cancel (idempotent: the first reason is kept) and wake every waiter."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.reason = reason
+            self._event.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, future in waiters:
+            with suppress(RuntimeError):  # that loop is closed: nobody is waiting there any more
+                loop.call_soon_threadsafe(_resolve, future)
+
+    def raise_if_cancelled(self) -> None:
+        if self.cancelled:
+            raise ToolCancelled(self.reason or "cancelled")
+
+    def wait_sync(self, timeout: float | None = None) -> bool:
+        """Block until cancelled or `timeout` elapses; True if cancelled (for sync tools)."""
+        return self._event.wait(timeout)
+
+    async def wait(self) -> None:
+        """Return once the token is cancelled."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._waiters.append((loop, future))
+        try:
+            await future
+        finally:
+            with self._lock:
+                if (loop, future) in self._waiters:
+                    self._waiters.remove((loop, future))
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
