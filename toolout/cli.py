@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -15,8 +17,29 @@ T = TypeVar("T")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 
+SERVER_PACKAGES = ("fastapi", "uvicorn", "celery", "redis", "boto3", "litellm", "pydantic_settings")
+
+
+def needs_server(command: Callable[..., T]) -> Callable[..., T]:
+    """A command that runs part of the server: on the light install it says what to install instead of a traceback."""
+
+    @functools.wraps(command)
+    def checked(*args: Any, **kwargs: Any) -> T:
+        missing = [name for name in SERVER_PACKAGES if importlib.util.find_spec(name) is None]
+        if missing:
+            typer.echo(
+                f"`toolout {command.__name__.replace('_', '-')}` runs the server, which is not installed here "
+                f"(missing: {', '.join(missing)}): pip install 'toolout[server]'",
+                err=True,
+            )
+            raise typer.Exit(2)
+        return command(*args, **kwargs)
+
+    return checked
+
 
 @app.command()
+@needs_server
 def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
     """Serve the REST API (OpenAPI docs at /docs)."""
     import uvicorn
@@ -28,6 +51,7 @@ def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> N
 
 
 @app.command()
+@needs_server
 def worker(
     concurrency: int = typer.Option(None, help="threads; default TOOLOUT_WORKER_CONCURRENCY"),
     queues: str = "extract,map,reduce,agent",
@@ -61,6 +85,7 @@ def worker(
 
 
 @app.command()
+@needs_server
 def flower(port: int = 5555, address: str = "127.0.0.1") -> None:
     """Serve Flower (Celery's monitor) for the workers on TOOLOUT_BROKER_URL; needs the `compose` extra."""
     from infra.settings import get_settings
@@ -70,6 +95,7 @@ def flower(port: int = 5555, address: str = "127.0.0.1") -> None:
 
 
 @app.command("offline-model")
+@needs_server
 def offline_model(host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve the deterministic offline model (OpenAI-compatible, no LLM inside; knobs: TOOLOUT_OFFLINE_*)."""
     from infra.offline_model.server import serve
@@ -78,6 +104,7 @@ def offline_model(host: str = "127.0.0.1", port: int = 8765) -> None:
 
 
 @app.command()
+@needs_server
 def demo(
     size_mb: int = typer.Option(20, help="size of the generated JSON tool output"),
     log_mb: int = typer.Option(50, help="size of the generated service log"),
@@ -117,6 +144,7 @@ def _or_exit(action: Callable[[], T]) -> T:
 
 
 @keys_app.command("create")
+@needs_server
 def keys_create(tenant: str = typer.Option(..., help="the tenant the key acts for (letters, digits, . _ -)")) -> None:
     """Create a key and print it on stdout, once: it is not stored anywhere, only its hash is."""
     key, info = _or_exit(lambda: _key_store().create(tenant))
@@ -125,6 +153,7 @@ def keys_create(tenant: str = typer.Option(..., help="the tenant the key acts fo
 
 
 @keys_app.command("list")
+@needs_server
 def keys_list() -> None:
     """Every key: hash, tenant, where it comes from (settings or redis) and when it was created."""
     import datetime
@@ -137,6 +166,7 @@ def keys_list() -> None:
 
 
 @keys_app.command("revoke")
+@needs_server
 def keys_revoke(
     hash_prefix: str = typer.Argument(
         ..., help="at least 8 hex characters of the key's hash (from `toolout keys list`)"
