@@ -1,4 +1,8 @@
-"""The `toolout` command: run the API, a worker, the offline model, the end-to-end demo; manage API keys."""
+"""The server-side commands: run the API, a worker, Flower, the offline model, the demo; manage API keys.
+
+Each imports what it runs only when it runs, and on the light install (no `server` extra) says
+what to install instead of failing with a traceback.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+
+server_app = typer.Typer()
+"""Its commands are merged into the top-level `toolout` app (`toolout.cli`)."""
 
 SERVER_PACKAGES = ("fastapi", "uvicorn", "celery", "redis", "boto3", "litellm", "pydantic_settings")
 
@@ -38,7 +44,7 @@ def needs_server(command: Callable[..., T]) -> Callable[..., T]:
     return checked
 
 
-@app.command()
+@server_app.command()
 @needs_server
 def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
     """Serve the REST API (OpenAPI docs at /docs)."""
@@ -50,7 +56,7 @@ def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> N
     uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level=log_level)
 
 
-@app.command()
+@server_app.command()
 @needs_server
 def worker(
     concurrency: int = typer.Option(None, help="threads; default TOOLOUT_WORKER_CONCURRENCY"),
@@ -84,7 +90,7 @@ def worker(
     )
 
 
-@app.command()
+@server_app.command()
 @needs_server
 def flower(port: int = 5555, address: str = "127.0.0.1") -> None:
     """Serve Flower (Celery's monitor) for the workers on TOOLOUT_BROKER_URL; needs the `compose` extra."""
@@ -94,7 +100,7 @@ def flower(port: int = 5555, address: str = "127.0.0.1") -> None:
     create_celery(get_settings()).start(["flower", f"--port={port}", f"--address={address}"])
 
 
-@app.command("offline-model")
+@server_app.command("offline-model")
 @needs_server
 def offline_model(host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve the deterministic offline model (OpenAI-compatible, no LLM inside; knobs: TOOLOUT_OFFLINE_*)."""
@@ -103,7 +109,7 @@ def offline_model(host: str = "127.0.0.1", port: int = 8765) -> None:
     serve(host, port)
 
 
-@app.command()
+@server_app.command()
 @needs_server
 def demo(
     size_mb: int = typer.Option(20, help="size of the generated JSON tool output"),
@@ -121,7 +127,6 @@ def demo(
 keys_app = typer.Typer(
     no_args_is_help=True, help="Manage API keys in Redis (TOOLOUT_REDIS_URL); only sha256 hashes are stored."
 )
-app.add_typer(keys_app, name="keys")
 
 
 def _key_store() -> ApiKeyStore:
@@ -175,7 +180,3 @@ def keys_revoke(
     """Delete a key stored in Redis; requests with it are refused (401) from now on."""
     info = _or_exit(lambda: _key_store().revoke(hash_prefix))
     typer.echo(f"revoked {info.key_hash} (tenant {info.tenant!r})")
-
-
-if __name__ == "__main__":
-    app()
