@@ -47,6 +47,7 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASCII_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _ASCII_NAME_START = _ASCII_NAME_CHARS - frozenset("0123456789")
 _DIGITS = frozenset("0123456789")
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_]*")
 
 
 class InvalidReference(VariableError):
@@ -72,6 +73,14 @@ class Ref:
 
     def __str__(self) -> str:
         return format_ref(self)
+
+    @classmethod
+    def _scanned(cls, name: str, path: Path) -> Ref:
+        """A Ref the scanner built: valid by construction, so validation is skipped (hot path)."""
+        ref = object.__new__(cls)
+        object.__setattr__(ref, "name", name)
+        object.__setattr__(ref, "path", path)
+        return ref
 
     def prefix(self, steps: int) -> Ref:
         """The reference cut to its first `steps` path keys (where an error happened)."""
@@ -163,15 +172,14 @@ class _Reader:
         i = self.start + 1
         if self.char(i) not in _ASCII_NAME_START:
             return None
-        while self.char(i) in _ASCII_NAME_CHARS:
-            i += 1
+        i = _name_end(self.text, i)
         if _continues_word(self.char(i)):
             return None
         name, path = self.text[self.start + 1 : i], list[PathKey]()
         while (step := self.field(i) or self.index(i)) is not None:
             key, i = step
             path.append(key)
-        return Scanned(i, Ref(name, tuple(path)))
+        return Scanned(i, Ref._scanned(name, tuple(path)))
 
     def field(self, i: int) -> tuple[str, int] | None:
         """`.field` at `i`: (field, end) or None."""
@@ -195,6 +203,12 @@ class _Reader:
         if j == first or self.char(j) != "]":
             return None
         return int(self.text[i + 1 : j]), j + 1
+
+
+def _name_end(text: str, start: int) -> int:
+    """End of the run of ASCII name characters at `start` (one C-level regex step, not a loop)."""
+    match = _NAME_TAIL.match(text, start)
+    return match.end() if match else start
 
 
 def _continues_word(ch: str) -> bool:

@@ -26,7 +26,7 @@ Each distinct reference is looked up once per `ReferenceResolver` (a server sour
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -100,34 +100,46 @@ class Resolved(BaseModel):
     warnings: list[ResolveWarning] = Field(default_factory=list)
 
 
+class _Found(NamedTuple):
+    value: Any
+    text: str
+
+
 class ReferenceResolver:
     """Looks references up (once each) and renders text; the one code path for values and streams."""
 
     def __init__(self, source: VariableSource, *, strict: bool = True, max_value_chars: int | None = None) -> None:
         self.source, self.strict, self.max_value_chars = source, strict, max_value_chars
         self.warnings: list[ResolveWarning] = []
-        self._values: dict[Ref, Any] = {}
-        self._texts: dict[Ref, str] = {}
-        self._failures: dict[Ref, VariableError] = {}
+        self._warned: set[tuple[str, str, str]] = set()
+        self._outcomes: dict[Ref, _Found | VariableError] = {}
+
+    def _outcome(self, ref: Ref) -> _Found | VariableError:
+        """The lookup's result or its error, computed once per reference (errors are kept, not re-raised,
+        so a `$HOME` repeated 100 000 times in a text costs one lookup and no exception handling)."""
+        outcome = self._outcomes.get(ref)
+        if outcome is None:
+            try:
+                value = self.source.lookup(ref, max_chars=self.max_value_chars)
+                outcome = _Found(value, self._checked_text(ref, value))
+            except VariableError as err:
+                outcome = err
+            self._outcomes[ref] = outcome
+        return outcome
+
+    def _found(self, ref: Ref) -> _Found:
+        outcome = self._outcome(ref)
+        if isinstance(outcome, VariableError):
+            raise outcome.with_traceback(None)
+        return outcome
 
     def value_of(self, ref: Ref) -> Any:
         """The referenced value (typed), size-checked; raises the source's typed errors."""
-        if ref in self._failures:
-            raise self._failures[ref]
-        if ref not in self._values:
-            try:
-                value = self.source.lookup(ref, max_chars=self.max_value_chars)
-                self._texts[ref] = self._checked_text(ref, value)
-            except VariableError as err:
-                self._failures[ref] = err
-                raise
-            self._values[ref] = value
-        return self._values[ref]
+        return self._found(ref).value
 
     def text_of(self, ref: Ref) -> str:
         """The referenced value as interpolated text."""
-        self.value_of(ref)
-        return self._texts[ref]
+        return self._found(ref).text
 
     def _checked_text(self, ref: Ref, value: Any) -> str:
         text = as_text(value)
@@ -146,20 +158,21 @@ class ReferenceResolver:
         return "".join(parts)
 
     def _substitute(self, written: str, ref: Ref, location: str) -> str:
-        try:
-            return self.text_of(ref)
-        except UnknownVariable as err:
-            self._warn("unknown_variable", written, location, err)
-        except VariableError as err:
-            if self.strict:
-                raise
-            self._warn("unresolved_reference", written, location, err)
+        outcome = self._outcome(ref)
+        if isinstance(outcome, _Found):
+            return outcome.text
+        if isinstance(outcome, UnknownVariable):
+            self._warn("unknown_variable", written, location, outcome)
+        elif self.strict:
+            raise outcome.with_traceback(None)
+        else:
+            self._warn("unresolved_reference", written, location, outcome)
         return written
 
     def _warn(self, code: WarningCode, written: str, location: str, err: VariableError) -> None:
-        warning = ResolveWarning(code=code, reference=written, location=location, message=err.message)
-        if warning not in self.warnings:
-            self.warnings.append(warning)
+        if (code, written, location) not in self._warned:
+            self._warned.add((code, written, location))
+            self.warnings.append(ResolveWarning(code=code, reference=written, location=location, message=err.message))
 
     def resolve_value(self, value: Any, location: str = "") -> Any:
         """Seed 000's rules over a JSON-like value (see the module docstring)."""
