@@ -15,4 +15,6 @@ pytest_plugins = [
     "tests.fixtures.api_server",
     "tests.fixtures.stack",
     "tests.fixtures.faults",
+    "tests.fixtures.multihost",
+    "tests.fixtures.measurements",
 ]
