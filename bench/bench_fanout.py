@@ -17,6 +17,8 @@ window and 200-byte answers), uploaded through the API. Then, alternating after 
             worker's client sends (LiteLLMClient._request), prompts from extraction.prompts, chunks
             from the same planner, answers parsed by the same final-report parser.
 
+Runs alternate, after one warm-up of each, and each waits until the stack's processes and this
+one are idle (`settle`: litellm's background logging of one side must not land in the other's).
 The baseline's call count and reduce depth are checked against the job's (usage.calls,
 reduce_level): a mismatch means the two did not do the same work, and the bench stops.
 Targets (medians): 32 chunks @ 500 ms <= 1.05x, 128 chunks @ 500 ms <= 1.10x, 32 chunks @ 0 ms
@@ -156,14 +158,52 @@ class Case:
         return statistics.median(self.toolout) / statistics.median(g.seconds for g in self.gather)
 
 
-def measure_case(client: ToolOutClient, gather: Gather, chunks: int, latency_ms: int, runs: int, extract: str) -> Case:
+def settle(pids: list[int], *, window: float = 0.2, timeout: float = 10.0) -> float:
+    """Wait until these processes are idle (at most one clock tick of CPU in `window`); the seconds waited.
+
+    litellm finishes each call's logging in background threads after the call returned: run back
+    to back, one side's leftover work would land in the other side's measurement (measured: the
+    bench process used 200-280 ms of CPU during a 128-chunk job right after a baseline run, ~100 ms
+    when settled first, and the job's wall grew by a third).
+    """
+    started = time.perf_counter()
+    before = cpu_ticks(pids)
+    while time.perf_counter() - started < timeout:
+        time.sleep(window)
+        now = cpu_ticks(pids)
+        if now - before <= 1:
+            break
+        before = now
+    return time.perf_counter() - started
+
+
+def cpu_ticks(pids: list[int]) -> int:
+    """User + system clock ticks used so far by the processes (all their threads)."""
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total
+
+
+def stack_pids(stack: Stack) -> list[int]:
+    """This process and every process of the stack (model, API, worker)."""
+    return [os.getpid(), *(s.process.pid for s in stack.services.values() if s.process is not None)]
+
+
+def measure_case(
+    stack: Stack, client: ToolOutClient, gather: Gather, chunks: int, latency_ms: int, runs: int, extract: str
+) -> Case:
     limits = small_limits()
     doc = sized_log(chunks, extract, limits)
     handle = upload(client, doc)["handle"]
     plan = plan_for(doc, extract, limits)
     case = Case(chunks, latency_ms, len(doc), [], [], [])
+    pids = stack_pids(stack)
     for run in range(runs + 1):  # run 0 warms both sides up and is discarded
+        settle(pids)
         seconds, job = timed_job(client, handle, extract, "full-chunked")
+        settle(pids)
         baseline = gather.run(doc, plan)
         check_same_work(job, baseline, chunks)
         if run:
@@ -194,7 +234,7 @@ def run_latency(args: argparse.Namespace, loop: asyncio.AbstractEventLoop, laten
         st.client() as client,
     ):
         gather = Gather(loop, st, small_limits(), args.concurrency)
-        return [measure_case(client, gather, n, latency_ms, runs, extract) for n in args.chunks]
+        return [measure_case(st, client, gather, n, latency_ms, runs, extract) for n in args.chunks]
 
 
 # --- report ------------------------------------------------------------------------------------------
@@ -223,7 +263,7 @@ def case_rows(case: Case, concurrency: int) -> list[tuple[str, str, str, str]]:
         ("        server side: created -> started / -> finished", server_side(case.records), "", ""),
         (
             f"    floor: {waves} map wave{'s' * (waves > 1)} + {level + 1} reduce round{'s' * (level > 0)}",
-            ms((waves + level + 1) * case.latency_ms / 1000),
+            ms((waves + level + 1) * case.latency_ms / 1000) if case.latency_ms else "(no model latency)",
             "",
             "",
         ),
