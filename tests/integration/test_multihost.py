@@ -28,6 +28,8 @@ from tests.fixtures.multihost import (
     MultiHostStack,
     isolation_probe,
 )
+from tests.fixtures.netns import NetnsLab, ip, netns_problem
+from tests.fixtures.servers import unavailable
 from tests.integration.test_faults import FACT, model_events, poll_until, stored_handle, submit_jobs, wait_terminal
 
 pytestmark = pytest.mark.integration
@@ -38,6 +40,22 @@ lasts about as long (~9 s) with 1, 2 or 3 hosts, so start-up and tail weigh the 
 CALLS_PER_JOB = 7
 LINEAR_SHARE = 0.8
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+# --- the harness: labs never collide and always clean up --------------------------------------------
+def test_two_labs_never_collide_and_both_clean_up_when_the_body_fails() -> None:
+    problem = netns_problem()
+    if problem:
+        unavailable(problem)
+    with pytest.raises(RuntimeError, match="the test body failed"), NetnsLab() as first, NetnsLab() as second:
+        one, two = first.namespace("server"), second.namespace("server")
+        links = [first.link(None, one), second.link(None, two)]
+        assert one.name != two.name and links[0].a_dev != links[1].a_dev
+        assert not first.subnet().overlaps(second.subnet()), "the second lab avoids the first's addresses"
+        raise RuntimeError("the test body failed")
+    assert one.name not in ip("netns", "list") and two.name not in ip("netns", "list")
+    devices = ip("-o", "link", "show")
+    assert all(f"{link.a_dev}@" not in devices and f"{link.a_dev}:" not in devices for link in links)
 
 
 # --- isolation: each worker host reaches the servers over its veth only ---------------------------
