@@ -6,8 +6,10 @@
 One stack per model latency (offline model at TOOLOUT_OFFLINE_LATENCY_MS, API, and ONE Celery
 worker process of --concurrency threads: one process with 32 calls in flight is the layout of the
 baseline, one event loop under a 32-slot semaphore). For each chunk count, a service log sized
-so that the worker's chunk planner cuts it into exactly that many chunks (bench_service's small
-window and 200-byte answers), uploaded through the API. Then, alternating after one warm-up each:
+so that the worker's chunk planner cuts it into that many chunks (bench_service's small window
+and 200-byte answers), uploaded through the API. A job's random nonce moves its chunk budget by up
+to 1 %, so a 128-chunk job may plan 127 or 129: each baseline run then plans with a nonce of its
+own that gives the job's count (`plan_like`). Then, alternating after one warm-up each:
 
   toolout   POST /v1/extractions (full-chunked) until a GET shows it terminal (polled every 10 ms)
   baseline  in this process, with no queue: every map call at once under asyncio.Semaphore(32),
@@ -47,17 +49,18 @@ from bench.bench_service import (  # noqa: E402
     Plan,
     Stack,
     litellm_client,
-    plan_for,
+    prompt_context,
     running_stack,
-    sized_log,
     small_limits,
     timed_job,
     upload,
 )
 from bench.report import print_table, verdict  # noqa: E402
-from extraction.mapreduce import ModelLimits, plan_reduce_groups  # noqa: E402
-from extraction.prompts import map_messages, reduce_messages  # noqa: E402
+from extraction.chunking import Chunk, chunk_budget, plan_chunks  # noqa: E402
+from extraction.mapreduce import ModelLimits, map_prompt_tokens, plan_reduce_groups  # noqa: E402
+from extraction.prompts import PromptContext, map_messages, reduce_messages  # noqa: E402
 from extraction.report import FinalReport, parse_final_report  # noqa: E402
+from extraction.stats import TokenIndex, measure  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import ToolOutClient  # noqa: E402
 
@@ -191,21 +194,82 @@ def stack_pids(stack: Stack) -> list[int]:
     return [os.getpid(), *(s.process.pid for s in stack.services.values() if s.process is not None)]
 
 
+NONCE_SAMPLES = 200
+
+
+def sized_doc(chunks: int, extract: str, limits: ModelLimits) -> bytes:
+    """A service log (one planted incident) that plans into `chunks` chunks at the middle of its budget range.
+
+    A job draws its own nonce, whose token count moves the map prompt, hence the chunk budget, by
+    up to ~35 tokens (1 %): at 128 chunks that is more than a chunk, so a job may plan one chunk
+    more or fewer than `chunks` (seen). `plan_like` gives the baseline the job's count.
+    """
+    size = 7_900 * chunks
+    for _ in range(20):
+        doc = b"".join(datasets.service_log(size, incidents=1))
+        low, high = budget_range(doc, extract, limits)
+        count = len(chunk_plan(doc, measure([doc]).index, (low + high) // 2))
+        if count == chunks:
+            return doc
+        size = int(size * chunks / count)
+    raise RuntimeError(f"could not size a log to {chunks} chunks (last plan: {count})")
+
+
+def budget_range(doc: bytes, extract: str, limits: ModelLimits) -> tuple[int, int]:
+    """The smallest and largest chunk budget the worker computes for `doc` over NONCE_SAMPLES nonces."""
+    stats = measure([doc]).stats
+    budgets = [map_budget(prompt_context(extract, doc, stats), limits) for _ in range(NONCE_SAMPLES)]
+    return min(budgets), max(budgets)
+
+
+def map_budget(ctx: PromptContext, limits: ModelLimits) -> int:
+    """The chunk budget the worker computes (`pipeline.chunk_budget_for`) for this prompt context."""
+    prompt = map_prompt_tokens(ctx, limits, overlap_percent=OVERLAP_PERCENT)
+    return chunk_budget(limits.context_tokens, limits.max_output_tokens, prompt)
+
+
+def chunk_plan(doc: bytes, index: TokenIndex, budget: int) -> list[Chunk]:
+    read = lambda start, end: doc[start:end]  # noqa: E731
+    return plan_chunks(index, read, size=len(doc), budget_tokens=budget, overlap=OVERLAP_PERCENT / 100)
+
+
+def plan_like(doc: bytes, extract: str, limits: ModelLimits, chunks: int) -> Plan:
+    """The worker's plan of `doc` under a nonce of our own that gives `chunks` chunks, as the job's did.
+
+    The job's nonce is not exposed; a nonce with a budget in the same step of the planner cuts the
+    same number of chunks at (nearly) the same places, so the baseline makes the job's calls.
+    """
+    measured = measure([doc])
+    counts: dict[int, int] = {}
+    for _ in range(NONCE_SAMPLES):
+        ctx = prompt_context(extract, doc, measured.stats)
+        budget = map_budget(ctx, limits)
+        if counts.get(budget, chunks) != chunks:
+            continue
+        plan = chunk_plan(doc, measured.index, budget)
+        counts[budget] = len(plan)
+        if len(plan) == chunks:
+            return Plan(ctx, budget, measured.stats.tokens, plan)
+    raise RuntimeError(f"no nonce among {NONCE_SAMPLES} plans {chunks} chunks (budgets seen: {counts})")
+
+
 def measure_case(
     stack: Stack, client: ToolOutClient, gather: Gather, chunks: int, latency_ms: int, runs: int, extract: str
 ) -> Case:
     limits = small_limits()
-    doc = sized_log(chunks, extract, limits)
+    doc = sized_doc(chunks, extract, limits)
     handle = upload(client, doc)["handle"]
-    plan = plan_for(doc, extract, limits)
+    plans: dict[int, Plan] = {}
     case = Case(chunks, latency_ms, len(doc), [], [], [])
     pids = stack_pids(stack)
     for run in range(runs + 1):  # run 0 warms both sides up and is discarded
         settle(pids)
         seconds, job = timed_job(client, handle, extract, "full-chunked")
+        total = job["chunks_total"]
+        plan = plans.get(total) or plans.setdefault(total, plan_like(doc, extract, limits, total))
         settle(pids)
         baseline = gather.run(doc, plan)
-        check_same_work(job, baseline, chunks)
+        check_same_work(job, baseline, len(plan.chunks))
         if run:
             case.toolout.append(seconds)
             case.records.append(job)
@@ -243,15 +307,28 @@ def case_rows(case: Case, concurrency: int) -> list[tuple[str, str, str, str]]:
     wall = statistics.median(case.toolout)
     job = case.records[-1]
     target = TARGETS.get((case.chunks, case.latency_ms))
-    calls, level = case.gather[-1].calls, case.gather[-1].reduce_level
-    waves = -(-case.chunks // concurrency)
+    calls, level, maps = case.gather[-1].calls, case.gather[-1].reduce_level, job["chunks_total"]
+    waves = -(-maps // concurrency)
+    planned = sorted({j["chunks_total"] for j in case.records})
     return [
         (
-            f"{case.chunks} chunks @ {case.latency_ms} ms ({case.doc_bytes / 1000:.0f} KB; {calls} calls: "
-            f"{case.chunks} maps + {calls - case.chunks} reduces, reduce level {level})",
+            f"{case.chunks} chunks @ {case.latency_ms} ms ({case.doc_bytes / 1000:.0f} KB; last run {calls} calls: "
+            f"{maps} maps + {calls - maps} reduces, reduce level {level})",
             "",
             "",
             "",
+        ),
+        *(
+            [
+                (
+                    f"    jobs planned {'/'.join(map(str, planned))} chunks (by nonce); each baseline did its job's",
+                    "",
+                    "",
+                    "",
+                )
+            ]
+            if planned != [case.chunks]
+            else []
         ),
         (f"    baseline: asyncio.gather, semaphore {concurrency} (median of {len(case.gather)})", ms(base), "", ""),
         (
