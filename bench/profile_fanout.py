@@ -45,13 +45,12 @@ sys.path.insert(0, str(REPO_ROOT))
 
 import redis  # noqa: E402
 
-from bench.bench_fanout import settle, stack_pids  # noqa: E402
+from bench.bench_fanout import settle, sized_doc, stack_pids  # noqa: E402
 from bench.bench_service import (  # noqa: E402
     SHORT_ANSWERS,
     SMALL_WINDOW,
     Stack,
     running_stack,
-    sized_log,
     small_limits,
     timed_job,
     upload,
@@ -192,7 +191,7 @@ def timing_pass(args: argparse.Namespace, latency_ms: int) -> dict[int, list[dic
     found: dict[int, list[dict[str, float]]] = {}
     with probe_stack(args, latency_ms, events_path, trace_redis=False) as stack, stack.client() as client:
         for chunks in args.chunks:
-            handle = upload(client, sized_log(chunks, extract, small_limits()))["handle"]
+            handle = upload(client, sized_doc(chunks, extract, small_limits()))["handle"]
             run_job(stack, client, handle, extract)  # warm-up
             jobs = [run_job(stack, client, handle, extract) for _ in range(args.runs)]
             events = read_events(events_path)
@@ -212,7 +211,7 @@ def redis_pass(args: argparse.Namespace) -> None:
     extract = datasets.POOL_INCIDENT.request
     with probe_stack(args, 0, events_path, trace_redis=True) as stack, stack.client() as client:
         for chunks in args.chunks:
-            handle = upload(client, sized_log(chunks, extract, small_limits()))["handle"]
+            handle = upload(client, sized_doc(chunks, extract, small_limits()))["handle"]
             run_job(stack, client, handle, extract)  # warm-up
             with monitored(args.redis_url) as monitor_log:
                 _, _, job = run_job(stack, client, handle, extract)
@@ -402,7 +401,7 @@ def client_cost(stack: Stack, calls: int = 100) -> None:
 
     limits = small_limits()
     maps, _ = job_requests(
-        sized_log(1, datasets.POOL_INCIDENT.request, limits), datasets.POOL_INCIDENT.request, limits, 1
+        sized_doc(1, datasets.POOL_INCIDENT.request, limits), datasets.POOL_INCIDENT.request, limits, 1
     )
     llm = litellm_client(stack)
 
