@@ -49,24 +49,22 @@ from bench.bench_service import (  # noqa: E402
     Plan,
     Stack,
     litellm_client,
-    prompt_context,
     running_stack,
     small_limits,
     timed_job,
     upload,
 )
+from bench.fanout_docs import OVERLAP_PERCENT, plan_like, sized_doc  # noqa: E402
+from bench.idle import settle, stack_pids  # noqa: E402
 from bench.report import print_table, verdict  # noqa: E402
-from extraction.chunking import Chunk, chunk_budget, plan_chunks  # noqa: E402
-from extraction.mapreduce import ModelLimits, map_prompt_tokens, plan_reduce_groups  # noqa: E402
-from extraction.prompts import PromptContext, map_messages, reduce_messages  # noqa: E402
+from extraction.mapreduce import ModelLimits, plan_reduce_groups  # noqa: E402
+from extraction.prompts import map_messages, reduce_messages  # noqa: E402
 from extraction.report import FinalReport, parse_final_report  # noqa: E402
-from extraction.stats import TokenIndex, measure  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import ToolOutClient  # noqa: E402
 
 TARGETS = {(32, 500): 1.05, (128, 500): 1.10, (32, 0): 1.5}
 """(chunks, model latency ms) -> the highest toolout / baseline ratio issue 12 accepts."""
-OVERLAP_PERCENT = 10.0
 
 
 # --- the baseline ----------------------------------------------------------------------------------
@@ -159,98 +157,6 @@ class Case:
     @property
     def ratio(self) -> float:
         return statistics.median(self.toolout) / statistics.median(g.seconds for g in self.gather)
-
-
-def settle(pids: list[int], *, window: float = 0.2, timeout: float = 10.0) -> float:
-    """Wait until these processes are idle (at most one clock tick of CPU in `window`); the seconds waited.
-
-    litellm finishes each call's logging in background threads after the call returned: run back
-    to back, one side's leftover work would land in the other side's measurement (measured: the
-    bench process used 200-280 ms of CPU during a 128-chunk job right after a baseline run, ~100 ms
-    when settled first, and the job's wall grew by a third).
-    """
-    started = time.perf_counter()
-    before = cpu_ticks(pids)
-    while time.perf_counter() - started < timeout:
-        time.sleep(window)
-        now = cpu_ticks(pids)
-        if now - before <= 1:
-            break
-        before = now
-    return time.perf_counter() - started
-
-
-def cpu_ticks(pids: list[int]) -> int:
-    """User + system clock ticks used so far by the processes (all their threads)."""
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total
-
-
-def stack_pids(stack: Stack) -> list[int]:
-    """This process and every process of the stack (model, API, worker)."""
-    return [os.getpid(), *(s.process.pid for s in stack.services.values() if s.process is not None)]
-
-
-NONCE_SAMPLES = 200
-
-
-def sized_doc(chunks: int, extract: str, limits: ModelLimits) -> bytes:
-    """A service log (one planted incident) that plans into `chunks` chunks at the middle of its budget range.
-
-    A job draws its own nonce, whose token count moves the map prompt, hence the chunk budget, by
-    up to ~35 tokens (1 %): at 128 chunks that is more than a chunk, so a job may plan one chunk
-    more or fewer than `chunks` (seen). `plan_like` gives the baseline the job's count.
-    """
-    size = 7_900 * chunks
-    for _ in range(20):
-        doc = b"".join(datasets.service_log(size, incidents=1))
-        low, high = budget_range(doc, extract, limits)
-        count = len(chunk_plan(doc, measure([doc]).index, (low + high) // 2))
-        if count == chunks:
-            return doc
-        size = int(size * chunks / count)
-    raise RuntimeError(f"could not size a log to {chunks} chunks (last plan: {count})")
-
-
-def budget_range(doc: bytes, extract: str, limits: ModelLimits) -> tuple[int, int]:
-    """The smallest and largest chunk budget the worker computes for `doc` over NONCE_SAMPLES nonces."""
-    stats = measure([doc]).stats
-    budgets = [map_budget(prompt_context(extract, doc, stats), limits) for _ in range(NONCE_SAMPLES)]
-    return min(budgets), max(budgets)
-
-
-def map_budget(ctx: PromptContext, limits: ModelLimits) -> int:
-    """The chunk budget the worker computes (`pipeline.chunk_budget_for`) for this prompt context."""
-    prompt = map_prompt_tokens(ctx, limits, overlap_percent=OVERLAP_PERCENT)
-    return chunk_budget(limits.context_tokens, limits.max_output_tokens, prompt)
-
-
-def chunk_plan(doc: bytes, index: TokenIndex, budget: int) -> list[Chunk]:
-    read = lambda start, end: doc[start:end]  # noqa: E731
-    return plan_chunks(index, read, size=len(doc), budget_tokens=budget, overlap=OVERLAP_PERCENT / 100)
-
-
-def plan_like(doc: bytes, extract: str, limits: ModelLimits, chunks: int) -> Plan:
-    """The worker's plan of `doc` under a nonce of our own that gives `chunks` chunks, as the job's did.
-
-    The job's nonce is not exposed; a nonce with a budget in the same step of the planner cuts the
-    same number of chunks at (nearly) the same places, so the baseline makes the job's calls.
-    """
-    measured = measure([doc])
-    counts: dict[int, int] = {}
-    for _ in range(NONCE_SAMPLES):
-        ctx = prompt_context(extract, doc, measured.stats)
-        budget = map_budget(ctx, limits)
-        if counts.get(budget, chunks) != chunks:
-            continue
-        plan = chunk_plan(doc, measured.index, budget)
-        counts[budget] = len(plan)
-        if len(plan) == chunks:
-            return Plan(ctx, budget, measured.stats.tokens, plan)
-    raise RuntimeError(f"no nonce among {NONCE_SAMPLES} plans {chunks} chunks (budgets seen: {counts})")
 
 
 def measure_case(

@@ -30,7 +30,6 @@ import collections
 import itertools
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -43,9 +42,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-import redis  # noqa: E402
 
-from bench.bench_fanout import settle, sized_doc, stack_pids  # noqa: E402
 from bench.bench_service import (  # noqa: E402
     SHORT_ANSWERS,
     SMALL_WINDOW,
@@ -55,6 +52,9 @@ from bench.bench_service import (  # noqa: E402
     timed_job,
     upload,
 )
+from bench.fanout_docs import sized_doc  # noqa: E402
+from bench.idle import settle, stack_pids  # noqa: E402
+from bench.profile_redis import monitor_rows, monitored, round_trip_rows, socket_owners  # noqa: E402
 from bench.report import print_table  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import ToolOutClient  # noqa: E402
@@ -213,7 +213,7 @@ def redis_pass(args: argparse.Namespace) -> None:
         for chunks in args.chunks:
             handle = upload(client, sized_doc(chunks, extract, small_limits()))["handle"]
             run_job(stack, client, handle, extract)  # warm-up
-            with monitored(args.redis_url) as monitor_log:
+            with monitored(args.redis_url, PROBE_DIR / "monitor.log") as monitor_log:
                 _, _, job = run_job(stack, client, handle, extract)
                 time.sleep(0.5)  # the last acks
                 owners = socket_owners(stack)
@@ -223,110 +223,6 @@ def redis_pass(args: argparse.Namespace) -> None:
             print(f"\nredis-cli monitor, the same job: commands by client process and kind ({chunks} chunks)")
             print_table(monitor_rows(monitor_log.read_text(), owners, db=int(args.redis_url.rsplit("/", 1)[1])))
             print(flush=True)
-
-
-def script_names() -> dict[str, str]:
-    """sha1 -> name of each Lua script of toolout, Celery's Redis backend and kombu (EVALSHA shows only the sha)."""
-    import hashlib
-
-    import celery.backends.redis as backend
-    import kombu.transport.redis as transport
-
-    from infra import jobstore_lua
-
-    names = {}
-    for label, module in (("lua", jobstore_lua), ("celery lua", backend), ("kombu lua", transport)):
-        for name, text in vars(module).items():
-            if name.isupper() and isinstance(text, str) and ("redis.call" in text or "KEYS[" in text):
-                names[hashlib.sha1(text.encode()).hexdigest()] = f"{label} {name}"
-    return names
-
-
-SCRIPTS = script_names()
-
-
-def key_kind(key: str) -> str:
-    """What a Redis key (or EVALSHA's sha) belongs to, without its ids."""
-    key = key[2:-1] if key.startswith(("b'", 'b"')) else key
-    if key in SCRIPTS:
-        return SCRIPTS[key]
-    if key.startswith("toolout:"):
-        return "toolout:" + re.sub(r"[0-9a-f-]{36}", "*", key.removeprefix("toolout:")).split(":")[0]
-    if key.endswith((".j", ".t")) or key.startswith("celery-taskset-meta-"):
-        return "result backend: chord " + (key.rsplit(".", 1)[-1] if key.endswith((".j", ".t")) else "group meta")
-    if key.startswith("celery-task-meta-"):
-        return "result backend: task meta"
-    if key.startswith("unacked") or key.startswith("_kombu"):
-        return "kombu: " + key.split(".")[0].split("_mutex")[0]
-    if key in ("map", "reduce", "extract", "agent"):
-        return f"kombu: queue {key}"
-    return key[:24] or "(no key)"
-
-
-def round_trip_rows(events: list[Event]) -> list[tuple[str, str, str, str]]:
-    tasks = collections.Counter(e["task"] for e in events if e["ev"] == "prerun")
-    trips = collections.Counter(
-        (
-            e["task"],
-            e["phase"],
-            f"{e['cmd'].split(',')[0] if e['kind'] == 'command' else 'PIPELINE ' + e['cmd']} {key_kind(e['key'])}",
-        )
-        for e in events
-        if e["ev"] == "redis" and e.get("task")
-    )
-    rows = [("task (count): phase", "round trip", "per task", "")]
-    for (task, phase, what), count in sorted(trips.items()):
-        rows.append((f"{task} ({tasks[task]}): {phase}", what[:90], f"{count / max(1, tasks[task]):.2f}", ""))
-    for task, count in sorted(tasks.items()):
-        total = sum(c for (t, _, _), c in trips.items() if t == task)
-        rows.append((f"{task}: all", "", f"{total / count:.2f}", ""))
-    return rows
-
-
-class monitored:
-    """`redis-cli monitor` on the bench's Redis while the block runs; its output file."""
-
-    def __init__(self, url: str) -> None:
-        self.port = str(redis.Redis.from_url(url).connection_pool.connection_kwargs.get("port", 6379))
-        self.path = PROBE_DIR / "monitor.log"
-
-    def __enter__(self) -> Path:
-        self.log = self.path.open("w")
-        self.process = subprocess.Popen(["redis-cli", "-p", self.port, "monitor"], stdout=self.log)
-        time.sleep(0.3)
-        return self.path
-
-    def __exit__(self, *_: object) -> None:
-        self.process.terminate()
-        self.process.wait(5)
-        self.log.close()
-
-
-def socket_owners(stack: Stack) -> dict[str, str]:
-    """Client port -> process name, for the stack's processes and this one (`ss -tnp`)."""
-    names = {s.process.pid: name for name, s in stack.services.items() if s.process is not None}
-    names[os.getpid()] = "bench client"
-    owners = {}
-    for line in subprocess.run(["ss", "-tnp"], capture_output=True, text=True, check=False).stdout.splitlines():
-        found = re.search(r"\S+:(\d+)\s+\S+:\d+\s+users:\(\(\"[^\"]+\",pid=(\d+)", line)
-        if found and int(found.group(2)) in names:
-            owners[found.group(1)] = names[int(found.group(2))]
-    return owners
-
-
-def monitor_rows(text: str, owners: dict[str, str], db: int) -> list[tuple[str, str, str, str]]:
-    counts: collections.Counter[tuple[str, str]] = collections.Counter()
-    for line in text.splitlines():
-        found = re.match(r'[\d.]+ \[(\d+) [\d.]+:(\d+)\] "(\w+)"(?: "([^"]*)")?', line)
-        if found and int(found.group(1)) == db:
-            owner = owners.get(found.group(2), f"port {found.group(2)}")
-            counts[(owner, f"{found.group(3).upper()} {key_kind(found.group(4) or '')}")] += 1
-    rows = [("client", "command", "count", "")]
-    for owner in sorted({o for o, _ in counts}):
-        mine = {w: c for (o, w), c in counts.items() if o == owner}
-        rows.append((owner, "ALL", str(sum(mine.values())), ""))
-        rows += [("", what, str(count), "") for what, count in sorted(mine.items(), key=lambda i: -i[1])[:14]]
-    return rows
 
 
 # --- py-spy ------------------------------------------------------------------------------------------------
