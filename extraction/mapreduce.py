@@ -8,14 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from extraction.errors import ExtractionError, ReportParseError
+from extraction.nonce import WIDEST_NONCE
 from extraction.prompts import PromptContext, map_messages, reduce_messages
 from extraction.protocols import LLM, LLMReply, Message, Usage
-from extraction.reduce_plan import group_for_reduce
+from extraction.reduce_plan import group_for_reduce, uniform_groups
 from extraction.report import FinalReport, parse_final_report
 from extraction.tokens import count_tokens
 
 MESSAGE_OVERHEAD_TOKENS = 8
 """Chat formatting costs a few tokens per message beyond its text."""
+
+LABEL_TOKENS = 12
+"""What one output's label line (`--- chunk 3 of 40 ---`) and the blank line before it take in a reduce prompt."""
 
 
 @dataclass(frozen=True)
@@ -31,28 +35,62 @@ def messages_tokens(messages: list[Message], encoding: str) -> int:
     return sum(count_tokens(str(m.get("content") or ""), encoding) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
 
+def sizing_context(ctx: PromptContext) -> PromptContext:
+    """`ctx` with the widest nonce: what every budget is measured on, so no budget depends on the job's nonce."""
+    return ctx.model_copy(update={"nonce": WIDEST_NONCE})
+
+
 def map_prompt_tokens(
     ctx: PromptContext, limits: ModelLimits, *, overlap_percent: float, max_chunks: int = 99_999
 ) -> int:
-    """Tokens the map prompt takes around an empty chunk, at the widest chunk numbering."""
-    empty = map_messages(ctx, "", chunk_index=max_chunks, chunk_total=max_chunks, overlap_percent=overlap_percent)
+    """Tokens the map prompt takes around an empty chunk, at the widest chunk numbering and the widest nonce.
+
+    Measured with `WIDEST_NONCE` rather than the job's own: a real nonce's token count varies by up
+    to ~10 tokens per occurrence, which moved the chunk budget, so the same document planned one
+    chunk more or fewer from job to job, and no estimate could know which.
+    """
+    empty = map_messages(
+        sizing_context(ctx), "", chunk_index=max_chunks, chunk_total=max_chunks, overlap_percent=overlap_percent
+    )
     return messages_tokens(empty, limits.encoding)
+
+
+def reduce_overhead_tokens(ctx: PromptContext, limits: ModelLimits) -> int:
+    """Tokens of a reduce prompt with no chunk outputs in it (widest nonce, as for the map prompt)."""
+    return messages_tokens(reduce_messages(sizing_context(ctx), []), limits.encoding)
 
 
 def reduce_budget(ctx: PromptContext, limits: ModelLimits) -> int:
     """Tokens left for chunk outputs in one reduce call."""
-    overhead = messages_tokens(reduce_messages(ctx, []), limits.encoding)
-    return limits.context_tokens - limits.max_output_tokens - overhead
+    return limits.context_tokens - limits.max_output_tokens - reduce_overhead_tokens(ctx, limits)
+
+
+def answer_slot_tokens(limits: ModelLimits) -> int:
+    """The most one output can take in a reduce prompt: an answer of `max_output_tokens` plus its label."""
+    return limits.max_output_tokens + LABEL_TOKENS
 
 
 def output_sizes(outputs: list[str], ctx: PromptContext, limits: ModelLimits) -> list[int]:
     """Each output's cost inside a reduce prompt: its tokens plus its label line."""
-    return [count_tokens(text, limits.encoding) + 12 for text in outputs]
+    return [count_tokens(text, limits.encoding) + LABEL_TOKENS for text in outputs]
 
 
 def plan_reduce_groups(outputs: list[str], ctx: PromptContext, limits: ModelLimits) -> list[list[int]]:
-    """Consecutive groups of outputs that each fit one reduce call (one group: a single final reduce)."""
-    return group_for_reduce(output_sizes(outputs, ctx, limits), reduce_budget(ctx, limits))
+    """Consecutive groups of outputs that each fit one reduce call (one group: a single final reduce).
+
+    The groups depend on how many outputs there are, not on how long they came out: every output is
+    given the room of the longest answer its call was allowed (`answer_slot_tokens`), so the reduce
+    tree of a job is known before any model answers, and an estimate counts its calls exactly. Only
+    when that cannot work (two full answers do not fit one reduce call) or the real outputs do not
+    fit their planned groups (a model that ignores `max_tokens`, or counts tokens differently) are
+    the groups cut by the outputs' real sizes instead.
+    """
+    budget = reduce_budget(ctx, limits)
+    sizes = output_sizes(outputs, ctx, limits)
+    planned = uniform_groups(len(outputs), budget, answer_slot_tokens(limits))
+    if planned is not None and all(sum(sizes[i] for i in group) <= budget for group in planned if len(group) > 1):
+        return planned
+    return group_for_reduce(sizes, budget)
 
 
 def ask_for_report(

@@ -13,6 +13,12 @@ import secrets
 NONCE_BYTES = 8
 """8 random bytes -> 16 hex characters: unguessable, yet short enough not to distract the model."""
 
+WIDEST_NONCE = "0a" * NONCE_BYTES
+"""A stand-in nonce as long as a real one that takes the most tokens any real one can: digits and
+letters alternating split into one token per character. Prompt sizes measured with it (chunk and
+reduce budgets) are the same for every job and never smaller than the real prompt, so two jobs on
+the same document plan the same chunks, and an estimate plans what the job will."""
+
 _NONCE_SHAPE = re.compile(r"[A-Za-z0-9_]+")
 
 

@@ -89,3 +89,38 @@ def levels_needed(sizes: list[int], budget_tokens: int, assumed_output_tokens: i
         sizes = [sizes[g[0]] if len(g) == 1 else assumed_output_tokens for g in groups]
         level += 1
     return level
+
+
+def uniform_groups(count: int, budget_tokens: int, slot_tokens: int) -> list[list[int]] | None:
+    """Consecutive groups for `count` outputs that may each take `slot_tokens`: a plan fixed by the count alone.
+
+    As few groups as fit (`budget_tokens // slot_tokens` outputs per call at most), sized evenly, so
+    no group's call is much longer than its siblings' (they run in parallel). None when such a plan
+    could never shrink the outputs (two slots do not fit one call); a single output is one group.
+    """
+    _check([slot_tokens], budget_tokens)
+    if count <= 1:
+        return [[0]] if count == 1 else []
+    per_call = budget_tokens // max(slot_tokens, 1)
+    if per_call < 2:
+        return None
+    groups = -(-count // per_call)
+    bounds = [count * g // groups for g in range(groups + 1)]
+    return [list(range(bounds[g], bounds[g + 1])) for g in range(groups)]
+
+
+def uniform_tree(count: int, budget_tokens: int, slot_tokens: int) -> list[list[list[int]]] | None:
+    """Every reduce level's groups for `count` outputs of `slot_tokens` each, the final reduce last.
+
+    Level n's groups are planned over level n − 1's group outputs (each again at most one slot), as
+    the pipeline plans them. Empty for a single output (it is the answer: no reduce call); None when
+    `uniform_groups` has no plan.
+    """
+    levels: list[list[list[int]]] = []
+    while count > 1:
+        groups = uniform_groups(count, budget_tokens, slot_tokens)
+        if groups is None:
+            return None
+        levels.append(groups)
+        count = len(groups) if len(groups) > 1 else 0
+    return levels

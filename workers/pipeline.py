@@ -10,17 +10,18 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from extraction.chunking import Chunk, chunk_budget, estimate_chunk_count, plan_chunks
+from extraction import planning
+from extraction.chunking import Chunk
 from extraction.errors import ExtractionError
-from extraction.mapreduce import map_chunk, map_prompt_tokens, plan_reduce_groups, reduce_chunk_outputs
+from extraction.mapreduce import map_chunk, plan_reduce_groups, reduce_chunk_outputs
 from extraction.prompts import PromptContext
 from extraction.protocols import Usage
 from extraction.reduce_plan import ensure_depth
 from extraction.report import FinalReport, says_not_found
 from extraction.results import abstract_text
-from extraction.routing import Mode, RoutingDecision, route
-from extraction.stats import TokenIndex
+from extraction.routing import Mode, RoutingDecision
 from extraction.tokens import decode_lossy
+from infra.job_planning import plan_output_chunks, planning_rules
 from infra.jobstore import JobRecord, JobStatus
 from infra.records import OutputRecord
 from workers import outcomes
@@ -109,36 +110,26 @@ def _start(rt: Runtime, live: LiveJob) -> Next:
 
 
 def chunk_budget_for(rt: Runtime, live: LiveJob) -> int:
-    prompt = map_prompt_tokens(live.prompt, rt.limits, overlap_percent=overlap_percent(rt))
-    return chunk_budget(rt.limits.context_tokens, rt.limits.max_output_tokens, prompt)
+    return planning.chunk_budget_for(live.prompt, rt.limits, planning_rules(rt.settings))
 
 
 def overlap_percent(rt: Runtime) -> float:
-    return round(rt.settings.chunk_overlap * 100, 1)
+    return planning_rules(rt.settings).overlap_percent
 
 
 def decide(rt: Runtime, live: LiveJob, budget: int) -> RoutingDecision:
     stats = live.output.stats
-    count = estimate_chunk_count(stats.tokens, budget, rt.settings.chunk_overlap)
-    return route(
-        Mode(live.job.mode_requested),
-        chunk_count=count,
+    return planning.route_document(
+        live.job.mode_requested,
+        tokens=stats.tokens,
         avg_line_bytes=stats.avg_line_bytes,
-        max_chunks_for_full=rt.settings.max_chunks_for_full_mode,
-        long_line_bytes=rt.settings.long_line_bytes,
+        budget=budget,
+        rules=planning_rules(rt.settings),
     )
 
 
 def plan_job_chunks(rt: Runtime, live: LiveJob, budget: int) -> list[Chunk]:
-    index = TokenIndex.model_validate_json(rt.blobs.get_bytes(live.output.index_key))
-    key = live.output.blob_key
-    return plan_chunks(
-        index,
-        lambda start, end: rt.blobs.read_range(key, start, end),
-        size=live.output.stats.bytes,
-        budget_tokens=budget,
-        overlap=rt.settings.chunk_overlap,
-    )
+    return plan_output_chunks(rt.blobs, live.output, budget, rt.settings.chunk_overlap)
 
 
 def finish_truncate(rt: Runtime, live: LiveJob) -> None:

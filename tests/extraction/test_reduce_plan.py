@@ -1,11 +1,13 @@
 """Grouping chunk outputs for recursive reduce, and the depth guard."""
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extraction.errors import InvalidInput, ReduceDepthError
-from extraction.reduce_plan import ensure_depth, group_for_reduce, levels_needed
+from extraction.reduce_plan import ensure_depth, group_for_reduce, levels_needed, uniform_groups, uniform_tree
 
 
 def test_everything_that_fits_is_one_group() -> None:
@@ -76,3 +78,41 @@ def test_levels_needed() -> None:
     assert levels_needed([40] * 10, 100, 40) == 4  # 10 → 5 → 3 (2+2+1) → 2 (2+1) → 1
     with pytest.raises(ReduceDepthError):
         levels_needed([60, 60, 60], 100, 60)
+
+
+# --- plans fixed by the count of outputs ------------------------------------------------------------
+def test_uniform_groups_are_as_few_as_fit_and_even() -> None:
+    groups = uniform_groups(128, 3750, 76)  # 49 slots per call: 3 groups, not 49 + 49 + 30
+    assert [len(g) for g in groups] == [42, 43, 43]
+    assert [i for g in groups for i in g] == list(range(128))
+
+
+@given(count=st.integers(0, 400), per_call=st.integers(2, 60), slot=st.integers(1, 500))
+def test_uniform_groups_cover_in_order_and_fit(count: int, per_call: int, slot: int) -> None:
+    budget = per_call * slot
+    groups = uniform_groups(count, budget, slot)
+    assert [i for g in groups for i in g] == list(range(count))
+    assert all(len(g) * slot <= budget for g in groups)
+    assert len(groups) == -(-count // per_call)
+    assert max(map(len, groups), default=0) - min(map(len, groups), default=0) <= 1
+
+
+def test_uniform_groups_need_room_for_two_slots() -> None:
+    assert uniform_groups(5, 100, 51) is None
+    assert uniform_groups(1, 100, 500) == [[0]] and uniform_groups(0, 100, 500) == []
+
+
+def test_uniform_tree_ends_with_one_final_group() -> None:
+    tree = uniform_tree(128, 123_600, 4_108)  # 30 full answers per call: 5 groups, then the final reduce
+    assert [len(level) for level in tree] == [5, 1]
+    assert tree[1] == [[0, 1, 2, 3, 4]]
+    assert uniform_tree(30, 123_600, 4_108) == [[list(range(30))]]
+    assert uniform_tree(1, 100, 10) == []
+    assert uniform_tree(3, 100, 60) is None
+
+
+def test_uniform_tree_follows_its_own_group_counts() -> None:
+    tree = uniform_tree(1000, 300, 100)  # 3 per call: 1000 → 334 → 112 → 38 → 13 → 5 → 2 → 1
+    assert [len(level) for level in tree] == [334, 112, 38, 13, 5, 2, 1]
+    for before, level in itertools.pairwise(tree):
+        assert sum(map(len, level)) == len(before)

@@ -26,6 +26,11 @@ class Recorder:
         self.job_ids.append(job_id)
 
 
+ONE_REDUCE_OUTPUT_TOKENS = 100
+"""Answers of at most 100 tokens: all of the document's ~25 map outputs fit one reduce call (the reduce
+tree is planned for full-length answers), so a job is its maps plus one final reduce."""
+
+
 def overdue_job(make_runtime, **settings):
     rt = make_runtime(needle_model(NEEDLE), **settings)
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")
@@ -50,7 +55,7 @@ def test_an_overdue_job_is_retried_once_with_a_new_deadline_then_failed_with_a_r
 
 
 def test_a_retry_reuses_every_chunk_result_already_stored(make_runtime) -> None:
-    rt, job = overdue_job(make_runtime, context_tokens=4000)
+    rt, job = overdue_job(make_runtime, context_tokens=4000, max_output_tokens=ONE_REDUCE_OUTPUT_TOKENS)
     chunks = pipeline.start(rt, job.id).chunks
     for chunk in chunks[:3]:  # then the worker "dies": the chord body never fires
         pipeline.run_map(rt, job.id, chunk.index, chunk.start, chunk.end)
@@ -95,7 +100,7 @@ def test_twin_final_reduces_count_one_call(make_runtime) -> None:
             pipeline.run_reduce_stage(rt, state["job"], 0)  # the twin runs and finishes while this call is in flight
         return inner.complete(messages, tools=tools)
 
-    rt = make_runtime(ScriptedLLM(respond), context_tokens=4000)
+    rt = make_runtime(ScriptedLLM(respond), context_tokens=4000, max_output_tokens=ONE_REDUCE_OUTPUT_TOKENS)
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")
     state["job"] = job.id
     drive(rt, job.id)

@@ -1,0 +1,36 @@
+"""A stored output's plan, as the worker's start step and the API's estimate both make it.
+
+The decisions themselves are pure (`extraction.planning`, `extraction.chunking`); this supplies
+what they need from this deployment: the planning settings, and the output's token index and bytes
+from the blob store.
+"""
+
+from __future__ import annotations
+
+from extraction.chunking import Chunk, plan_chunks
+from extraction.planning import PlanningRules
+from extraction.stats import TokenIndex
+from infra.blobstore import BlobStore
+from infra.records import OutputRecord
+from infra.settings import Settings
+
+
+def planning_rules(settings: Settings) -> PlanningRules:
+    return PlanningRules(
+        chunk_overlap=settings.chunk_overlap,
+        max_chunks_for_full=settings.max_chunks_for_full_mode,
+        long_line_bytes=settings.long_line_bytes,
+    )
+
+
+def plan_output_chunks(blobs: BlobStore, output: OutputRecord, budget: int, overlap: float) -> list[Chunk]:
+    """The output's chunks at `budget` tokens each: its token index, and a ranged read at every cut."""
+    index = TokenIndex.model_validate_json(blobs.get_bytes(output.index_key))
+    key = output.blob_key
+    return plan_chunks(
+        index,
+        lambda start, end: blobs.read_range(key, start, end),
+        size=output.stats.bytes,
+        budget_tokens=budget,
+        overlap=overlap,
+    )
