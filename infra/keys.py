@@ -57,6 +57,10 @@ def job_keys(job_id: str, max_levels: int) -> list[str]:
 JOBS_ACTIVE = f"{PREFIX}:jobs:active"
 """Sorted set: non-terminal job id → deadline (unix seconds); the watchdog scans it."""
 
+USAGE_TOTALS = f"{PREFIX}:metrics:usage"
+"""Hash: `<tenant>\\x1f<model>\\x1f<calls|input_tokens|output_tokens|cost_usd>` → sum over every job since this Redis
+began, counted in the same Lua step as the job's own usage; what `/metrics` exposes per tenant and model (no TTL)."""
+
 WATCHDOG_LOCK = f"{PREFIX}:watchdog:lock"
 """String with a TTL of one watchdog interval: the worker that sets it scans overdue jobs for that tick."""
 

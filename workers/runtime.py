@@ -8,6 +8,7 @@ from extraction.mapreduce import ModelLimits
 from extraction.protocols import LLM
 from infra.blobstore import BlobStore
 from infra.jobstore import JobStore
+from infra.model_info import model_limits_for
 from infra.records import RecordStore
 from infra.settings import Settings
 from infra.stores import Stores
@@ -51,15 +52,3 @@ def _litellm_client(settings: Settings) -> LLM:
     from infra.llm import client_from_settings  # litellm's client: imported when a process needs it
 
     return client_from_settings(settings)
-
-
-def model_limits_for(settings: Settings) -> ModelLimits:
-    """Context and output reservation from litellm's model map, or the settings' defaults for unknown models."""
-    from infra.llm import model_limits
-
-    context, max_output = model_limits(
-        settings.model,
-        default_context=settings.model_context_tokens,
-        default_max_output=settings.model_max_output_tokens,
-    )
-    return ModelLimits(context_tokens=context, max_output_tokens=max_output, encoding=settings.tokenizer_encoding)

@@ -7,7 +7,9 @@ their own schedule. Every implementation keeps these promises, which the contrac
 * a job enters a terminal state exactly once; later finishes, updates and parts change nothing;
 * a map or reduce output is stored and counted once, however often its task is delivered;
 * a tenant never has more than `max_live` live jobs, even under concurrent creates;
-* an LLM call is reserved against the job's budget before it is made, atomically.
+* an LLM call is reserved against the job's budget before it is made, atomically;
+* every usage counted on a job is also counted, in the same atomic step, in the store-wide totals
+  per tenant and model (`usage_totals`: what `/metrics` exports).
 
 `RedisJobStore` (Lua scripts make each promise one atomic step) runs in production;
 `MemoryJobStore` (one lock) serves the embedded mode and the unit tests.
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import time
 from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
 
 from extraction.protocols import Usage
 from infra.errors import TooManyRequests
@@ -30,6 +34,11 @@ class JobStore(Protocol):
     def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
         """Write a new live job with its deadline; with `max_live` > 0, `TooManyRequests` when its
         tenant already has that many live jobs (admission and creation are one atomic step)."""
+        ...
+
+    def create_finished(self, record: JobRecord) -> JobRecord:
+        """Write a job that is already terminal (a result served from the cache): readable and listed in
+        its session until the TTL, never live (no slot, no deadline, nothing for the watchdog)."""
         ...
 
     def get(self, job_id: str, tenant: str | None = None) -> JobRecord:
@@ -119,6 +128,10 @@ class JobStore(Protocol):
 
     def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None: ...
 
+    def usage_totals(self) -> list[UsageTotal]:
+        """Usage counted on all jobs since the store began, per tenant and model (a Prometheus counter)."""
+        ...
+
     # --- queries and removal ------------------------------------------------------------------
     def list_for_session(self, session_id: str, tenant: str | None = None) -> list[JobRecord]:
         """The session's jobs, oldest first (jobs that expired meanwhile are left out)."""
@@ -131,6 +144,19 @@ class JobStore(Protocol):
     def delete_session_jobs(self, session_id: str) -> None:
         """Remove every job of the session (expired ones included) and the session's job list."""
         ...
+
+
+class UsageTotal(BaseModel):
+    """What one tenant's jobs have spent on one model, summed over every job the store has counted."""
+
+    tenant: str
+    model: str = Field(description="the job's model; empty for jobs that did not record one")
+    usage: Usage
+
+
+def check_finished(record: JobRecord) -> None:
+    if not record.status.terminal:
+        raise ValueError(f"create_finished needs a terminal job, got {record.status.value}")
 
 
 def admitted(record: JobRecord, deadline_seconds: int) -> JobRecord:

@@ -15,7 +15,7 @@ from typing import Any
 
 from extraction.errors import NotFound
 from extraction.protocols import Usage
-from infra.jobstore.base import JobStore, admitted, too_many_requests
+from infra.jobstore.base import JobStore, UsageTotal, admitted, check_finished, too_many_requests
 from infra.jobstore.model import JobRecord, JobStatus, OverdueAction
 from infra.redis_hash import HashCodec
 
@@ -43,6 +43,7 @@ class MemoryJobStore(JobStore):
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.RLock()
         self._tick: tuple[str, float] | None = None
+        self._totals: dict[tuple[str, str], Usage] = {}
 
     # --- lifecycle ----------------------------------------------------------------------------
     def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
@@ -51,6 +52,12 @@ class MemoryJobStore(JobStore):
             if max_live > 0 and self.count_live(record.tenant) >= max_live:
                 raise too_many_requests(record.tenant, max_live)
             self._jobs[record.id] = _Job(_copy(record))
+        return record
+
+    def create_finished(self, record: JobRecord) -> JobRecord:
+        check_finished(record)
+        with self._lock:
+            self._jobs[record.id] = _Job(_copy(record), expires_at=self._clock() + self._ttl)
         return record
 
     def count_live(self, tenant: str) -> int:
@@ -152,7 +159,7 @@ class MemoryJobStore(JobStore):
     def add_usage(self, job_id: str, usage: Usage) -> None:
         with self._lock:
             job = self._existing(job_id)
-            job.record.usage = job.record.usage + usage
+            self._spend(job, usage)
 
     def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None:
         with self._lock:
@@ -167,8 +174,19 @@ class MemoryJobStore(JobStore):
                 return False
             job.parts[part] = text
             job.record.chunks_done += int(count_chunk)
-            job.record.usage = job.record.usage + usage
+            self._spend(job, usage)
             return True
+
+    def _spend(self, job: _Job, usage: Usage) -> None:
+        """Count `usage` on the job and in the store-wide totals of its tenant and model (under the lock)."""
+        job.record.usage = job.record.usage + usage
+        owner = (job.record.tenant, job.record.model or "")
+        self._totals[owner] = self._totals.get(owner, Usage()) + usage
+
+    def usage_totals(self) -> list[UsageTotal]:
+        with self._lock:
+            totals = sorted(self._totals.items())
+        return [UsageTotal(tenant=tenant, model=model, usage=usage) for (tenant, model), usage in totals]
 
     def _level(self, job_id: str, level: int) -> dict[int, str]:
         with self._lock:

@@ -59,12 +59,17 @@ class JobRecord(BaseModel):
     report: dict[str, Any] | None = None
     error: str | None = None
     fallback_reason: str | None = None
+    model: str | None = Field(
+        None, description="the litellm model the job was created for (what its usage is counted under)"
+    )
+    cached: bool = Field(False, description="answered from the result cache at once: no model was called")
+    cached_from: str | None = Field(None, description="when cached: the finished job whose result this is")
     attempts: int = 0
     llm_calls_reserved: int = Field(0, description="LLM calls reserved against max_llm_calls_per_job")
     nonce: str = Field("", exclude=True, repr=False)
 
 
-def new_job(output: OutputRecord, extract: str, mode: str) -> JobRecord:
+def new_job(output: OutputRecord, extract: str, mode: str, *, model: str | None = None) -> JobRecord:
     """A job to extract `extract` from `output`, with a fresh id and its own nonce (not yet stored)."""
     return JobRecord(
         id=new_id(),
@@ -74,6 +79,7 @@ def new_job(output: OutputRecord, extract: str, mode: str) -> JobRecord:
         tool_name=output.tool_name,
         extract=extract,
         mode_requested=str(mode),
+        model=model,
         nonce=new_nonce(),
     )
 

@@ -16,14 +16,16 @@ import redis
 from extraction.errors import NotFound
 from extraction.protocols import Usage
 from infra import keys
-from infra.jobstore.base import JobStore, admitted, too_many_requests
+from infra.jobstore.base import JobStore, UsageTotal, admitted, check_finished, too_many_requests
 from infra.jobstore.model import MAX_REDUCE_LEVELS, JobRecord, JobStatus, OverdueAction, ended
 from infra.lua import lua_source
 from infra.redis_client import redis_errors, text, text_list, text_map
 from infra.redis_hash import HashCodec, scalar_text
 
 CODEC = HashCodec(JobRecord, flatten=("usage",))
-_SCRIPTS = ("create", "finish", "record_part", "update_live", "reserve_call", "retry_overdue")
+_SCRIPTS = ("create", "finish", "record_part", "update_live", "reserve_call", "retry_overdue", "add_usage")
+USAGE_FIELDS = ("calls", "input_tokens", "output_tokens", "cost_usd")
+TOTALS_SEPARATOR = "\x1f"
 
 
 class RedisJobStore(JobStore):
@@ -58,6 +60,17 @@ class RedisJobStore(JobStore):
         ]
         timing = [self._ttl + self._deadline, record.deadline_at, record.created_at]
         return bool(self._run("create", job_keys, [record.id, max_live, *timing, *_flat(CODEC.encode(record))]) == 1)
+
+    def create_finished(self, record: JobRecord) -> JobRecord:
+        check_finished(record)
+        fields: dict[Any, Any] = CODEC.encode(record)
+        with redis_errors():
+            pipe = self._r.pipeline()  # MULTI/EXEC: the job and its place in the session appear together
+            pipe.hset(keys.job(record.id), mapping=fields)
+            pipe.expire(keys.job(record.id), self._ttl)
+            pipe.zadd(keys.session_jobs(record.session_id), {record.id: record.created_at})
+            pipe.execute()
+        return record
 
     def _prune_live(self, tenant: str) -> bool:
         """Drop ids of jobs that no longer exist or already ended (deleted, expired); True if any went."""
@@ -163,14 +176,19 @@ class RedisJobStore(JobStore):
             return {int(k): v for k, v in text_map(self._r.hgetall(key)).items()}
 
     def add_usage(self, job_id: str, usage: Usage) -> None:
+        self._run("add_usage", [keys.job(job_id), keys.USAGE_TOTALS], _counts(usage))
+
+    def usage_totals(self) -> list[UsageTotal]:
         with redis_errors():
-            pipe = self._r.pipeline()
-            for name, value in CODEC.fields(usage=usage).items():
-                if name == "usage_cost_usd":
-                    pipe.hincrbyfloat(keys.job(job_id), name, float(value))
-                else:
-                    pipe.hincrby(keys.job(job_id), name, int(value))
-            pipe.execute()
+            fields = text_map(self._r.hgetall(keys.USAGE_TOTALS))
+        owners: dict[tuple[str, str], dict[str, str]] = {}
+        for field, value in fields.items():
+            tenant, model, name = field.rsplit(TOTALS_SEPARATOR, 2)
+            owners.setdefault((tenant, model), {})[name] = value
+        return [
+            UsageTotal(tenant=tenant, model=model, usage=Usage.model_validate(counts))
+            for (tenant, model), counts in sorted(owners.items())
+        ]
 
     def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None:
         with redis_errors():
@@ -180,10 +198,10 @@ class RedisJobStore(JobStore):
             pipe.execute()
 
     def _record(self, key: str, job_id: str, index: int, text_: str, usage: Usage, *, counter: str) -> bool:
-        cost = "" if usage.cost_usd is None else scalar_text(usage.cost_usd)
-        counts = [usage.calls, usage.input_tokens, usage.output_tokens, cost]
         outcome = self._run(
-            "record_part", [keys.job(job_id), key], [index, text_, counter, *counts, self._ttl + self._deadline]
+            "record_part",
+            [keys.job(job_id), key, keys.USAGE_TOTALS],
+            [index, text_, counter, *_counts(usage), self._ttl + self._deadline],
         )
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
@@ -227,6 +245,12 @@ class RedisJobStore(JobStore):
             for job_id in job_ids:
                 pipe.hget(keys.job(job_id), "tenant")
             return [None if tenant is None else text(tenant) for tenant in pipe.execute()]
+
+
+def _counts(usage: Usage) -> list[Any]:
+    """Usage as the Lua scripts take it: calls, input tokens, output tokens, cost ('' when unknown)."""
+    cost = "" if usage.cost_usd is None else scalar_text(usage.cost_usd)
+    return [usage.calls, usage.input_tokens, usage.output_tokens, cost]
 
 
 def _flat(fields: dict[str, str]) -> list[str]:

@@ -1,4 +1,5 @@
--- Store a map/reduce output once and count it. KEYS: job, parts hash.
+-- Store a map/reduce output once and count it, on the job and in the usage totals.
+-- KEYS: job, parts hash, ..., usage totals (always the last key).
 -- ARGV: index, text, counter field ('' = none), calls, input tokens, output tokens, cost ('' = unknown), ttl.
 -- Returns -1 unknown job, 0 already stored, 1 stored.
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
@@ -9,4 +10,9 @@ redis.call('HINCRBY', KEYS[1], 'usage_calls', ARGV[4])
 redis.call('HINCRBY', KEYS[1], 'usage_input_tokens', ARGV[5])
 redis.call('HINCRBY', KEYS[1], 'usage_output_tokens', ARGV[6])
 if ARGV[7] ~= '' then redis.call('HINCRBYFLOAT', KEYS[1], 'usage_cost_usd', ARGV[7]) end
+local owner = (redis.call('HGET', KEYS[1], 'tenant') or '') .. '\31' .. (redis.call('HGET', KEYS[1], 'model') or '') .. '\31'
+redis.call('HINCRBY', KEYS[#KEYS], owner .. 'calls', ARGV[4])
+redis.call('HINCRBY', KEYS[#KEYS], owner .. 'input_tokens', ARGV[5])
+redis.call('HINCRBY', KEYS[#KEYS], owner .. 'output_tokens', ARGV[6])
+if ARGV[7] ~= '' then redis.call('HINCRBYFLOAT', KEYS[#KEYS], owner .. 'cost_usd', ARGV[7]) end
 return 1

@@ -236,3 +236,57 @@ def test_one_owner_per_watchdog_tick_until_it_expires(jobs: JobStore, clock: Clo
     assert jobs.claim_watchdog_tick("a", 5) and not jobs.claim_watchdog_tick("b", 5)
     clock.advance(5.1)
     assert jobs.claim_watchdog_tick("b", 5)
+
+
+# --- finished at creation (a cached result) -------------------------------------------------------
+def finished_job(job_id: str = "c1", **fields) -> JobRecord:
+    values = {"status": JobStatus.SUCCEEDED, "result": "ABSTRACT", "cached": True, "cached_from": "j0", **fields}
+    return JobRecord(id=job_id, session_id="s1", tenant="acme", handle="h1", extract="errors", **values)
+
+
+def test_a_job_created_finished_reads_back_terminal_and_is_listed_but_never_live(jobs: JobStore, clock: Clock) -> None:
+    record = finished_job(finished_at=clock.now)
+    jobs.create_finished(record)
+    read = jobs.get("c1", "acme")
+    assert (read.status, read.result, read.cached, read.cached_from) == (JobStatus.SUCCEEDED, "ABSTRACT", True, "j0")
+    assert [job.id for job in jobs.list_for_session("s1", "acme")] == ["c1"]
+    assert jobs.count_live("acme") == 0 and jobs.count_active() == 0 and jobs.overdue(now=clock.now + 10**6) == []
+    assert jobs.is_terminal("c1") and not jobs.cancel("c1") and not jobs.update("c1", result="changed")
+
+
+def test_a_job_created_finished_expires_with_the_job_ttl(jobs: JobStore, clock: Clock) -> None:
+    jobs.create_finished(finished_job())
+    clock.advance(601)
+    with pytest.raises(NotFound):
+        jobs.get("c1")
+
+
+def test_only_terminal_jobs_can_be_created_finished(jobs: JobStore) -> None:
+    with pytest.raises(ValueError):
+        jobs.create_finished(finished_job(status=JobStatus.QUEUED))
+
+
+# --- usage totals per tenant and model --------------------------------------------------------------
+def test_usage_is_totalled_per_tenant_and_model_once_per_part(jobs: JobStore) -> None:
+    new_job(jobs, "a", tenant="acme", model="openai/gpt-4o-mini")
+    new_job(jobs, "b", tenant="acme", model="openai/gpt-4o-mini")
+    new_job(jobs, "c", tenant="globex", model="openai/gpt-4o-mini")
+    new_job(jobs, "d", tenant="acme")
+    spent = Usage(calls=1, input_tokens=100, output_tokens=10, cost_usd=0.5)
+    for job_id in ("a", "a", "b", "c", "d"):  # "a" delivered twice: its part is counted once
+        jobs.record_chunk(job_id, 0, "x", spent)
+    jobs.record_reduce("a", 1, 0, "y", Usage(calls=1, input_tokens=20, output_tokens=2, cost_usd=0.25))
+    jobs.add_usage("b", Usage(calls=2, input_tokens=7, output_tokens=3))
+    totals = {(t.tenant, t.model): t.usage for t in jobs.usage_totals()}
+    assert totals == {
+        ("acme", "openai/gpt-4o-mini"): Usage(calls=5, input_tokens=227, output_tokens=25, cost_usd=1.25),
+        ("globex", "openai/gpt-4o-mini"): spent,
+        ("acme", ""): spent,
+    }
+
+
+def test_unpriced_usage_totals_keep_an_unknown_cost(jobs: JobStore) -> None:
+    new_job(jobs, "a", model="openai/toolout-offline")
+    jobs.add_usage("a", Usage(calls=1, input_tokens=5, output_tokens=1))
+    [total] = jobs.usage_totals()
+    assert total.usage == Usage(calls=1, input_tokens=5, output_tokens=1, cost_usd=None)

@@ -81,3 +81,16 @@ def test_an_idempotency_key_never_names_a_redis_key_and_expires(redis_client) ->
     names = redis_client.keys("*")
     assert len(names) == 1 and "spaces" not in names[0] and names[0].startswith(keys.idempotency("acme", ""))
     assert 0 < redis_client.ttl(names[0]) <= 60
+
+
+def test_usage_totals_are_one_hash_per_deployment_keyed_by_tenant_and_model(jobs, redis_client) -> None:
+    jobs.create(JobRecord(id="j1", session_id="s1", tenant="acme", handle="h1", extract="e", model="openai/m"))
+    jobs.record_chunk("j1", 0, "x", Usage(calls=1, input_tokens=3, output_tokens=2, cost_usd=0.1))
+    fields = redis_client.hgetall(keys.USAGE_TOTALS)
+    assert {k: v for k, v in fields.items() if not k.endswith("cost_usd")} == {
+        "acme\x1fopenai/m\x1fcalls": "1",
+        "acme\x1fopenai/m\x1finput_tokens": "3",
+        "acme\x1fopenai/m\x1foutput_tokens": "2",
+    }
+    assert float(fields["acme\x1fopenai/m\x1fcost_usd"]) == pytest.approx(0.1)
+    assert redis_client.ttl(keys.USAGE_TOTALS) == -1  # a counter since this Redis began
