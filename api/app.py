@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncIterator
 
 from fastapi import Depends, FastAPI
@@ -22,6 +23,7 @@ from api.errors import error_responses, install_error_handlers
 from api.lifecycle import SWEEP_INTERVAL_SECONDS, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
 from api.routers import extractions, health, lines, outputs, sessions
+from api.usage_metrics import UsageCollector
 from infra.settings import Settings, get_settings
 from infra.stores import open_stores
 from infra.tokenizer_files import ensure_offline_encodings
@@ -34,6 +36,11 @@ def build_services(settings: Settings) -> Services:
 
     stores = open_stores(settings)
     return Services(settings=settings, stores=stores, dispatcher=CeleryDispatcher(create_celery(settings), stores.jobs))
+
+
+def warm_up_model_info(services: Services) -> None:
+    """Import litellm (seconds) in the background, so the first estimate or budgeted job does not wait for it."""
+    threading.Thread(target=services.model_limits, name="toolout-model-info", daemon=True).start()
 
 
 def create_app(
@@ -49,6 +56,8 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         announce_auth_mode(settings, built.api_keys)
+        if services is None:
+            warm_up_model_info(built)
         sweeper = asyncio.create_task(sweep_forever(built, sweep_interval), name="toolout-session-sweeper")
         try:
             yield
@@ -68,6 +77,7 @@ def create_app(
     app.state.services = built
     app.state.metrics = Metrics()
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
+    app.state.metrics.registry.register(UsageCollector(built.jobs.usage_totals))
     install_error_handlers(app)
     for module in (sessions, outputs, lines, extractions):
         app.include_router(module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401))

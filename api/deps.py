@@ -15,11 +15,14 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from api.auth import authenticate, bearer_scheme
 from api.metrics import Metrics
+from extraction.mapreduce import ModelLimits
 from infra.apikeys import ApiKeyStore
 from infra.blobstore import BlobStore
 from infra.idempotency import IdempotencyStore
 from infra.jobstore import JobStore
+from infra.model_info import model_limits_for
 from infra.records import DEFAULT_TENANT, RecordStore
+from infra.resultcache import ResultCache
 from infra.settings import Settings
 from infra.stores import Stores
 from workers.dispatcher import Dispatcher
@@ -32,6 +35,11 @@ class Services:
     settings: Settings
     stores: Stores
     dispatcher: Dispatcher
+    limits: ModelLimits | None = None
+    """The model's limits for estimates; None: litellm's model map (imported on first use, seconds)."""
+
+    def model_limits(self) -> ModelLimits:
+        return self.limits if self.limits is not None else model_limits_for(self.settings)
 
     @property
     def records(self) -> RecordStore:
@@ -52,6 +60,10 @@ class Services:
     @property
     def idempotency(self) -> IdempotencyStore:
         return self.stores.idempotency
+
+    @property
+    def cache(self) -> ResultCache:
+        return self.stores.cache
 
 
 def get_services(request: Request) -> Services:

@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from extraction.errors import Conflict, InvalidInput, NotFound, PatternError, PayloadTooLarge, ToolOutError
-from infra.errors import BackendUnavailable, IdempotencyKeyReused, TooManyRequests, Unauthorized
+from infra.errors import BackendUnavailable, BudgetExceeded, IdempotencyKeyReused, TooManyRequests, Unauthorized
 
 log = logging.getLogger("toolout.api")
 
@@ -37,6 +37,7 @@ class RangeNotSatisfiable(InvalidInput):
 _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     RangeNotSatisfiable: 416,
     IdempotencyKeyReused: 422,
+    BudgetExceeded: 422,
     PayloadTooLarge: 413,
     PatternError: 400,
     InvalidInput: 400,

@@ -1,8 +1,9 @@
 """Removing sessions (on DELETE and when they sit idle too long).
 
 A session owns three kinds of state in two systems: blobs under `sessions/<id>/`, job records and
-output/session records in Redis. `purge_session` removes them in that order, so a failure half-way
-leaves the session record in place and the next DELETE or sweep finishes the job.
+output/session records in Redis (and its outputs' entries in the result cache). `purge_session`
+removes them in that order, so a failure half-way leaves the session record in place and the next
+DELETE or sweep finishes the job.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import Services
+from api.result_cache import forget_outputs
 from infra.records import session_prefix
 
 log = logging.getLogger("toolout.api.sweeper")
@@ -21,7 +23,9 @@ SWEEP_INTERVAL_SECONDS = 60.0
 
 
 def purge_session(services: Services, session_id: str) -> None:
-    """Delete a session's blobs, then its jobs, then its records (the last step is what makes it gone)."""
+    """Take the session's outputs out of the result cache, delete its blobs, then its jobs, then its records
+    (the last step is what makes it gone)."""
+    forget_outputs(services, services.records.session_handles(session_id))
     services.blobs.delete_prefix(session_prefix(session_id))
     services.jobs.delete_session_jobs(session_id)
     services.records.drop_session_records(session_id)

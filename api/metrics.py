@@ -1,4 +1,4 @@
-"""Prometheus metrics: per-route request counts and latency, upload bytes, submitted jobs.
+"""Prometheus metrics: per-route request counts and latency, upload bytes, submitted jobs, cache hits.
 
 Each app gets its own registry (tests build many apps in one process; the default global registry
 would refuse the second set of collectors). Requests are labelled by route *template*
@@ -32,6 +32,12 @@ class Metrics:
         )
         self.jobs_submitted = Counter(
             "toolout_jobs_submitted", "Extraction jobs handed to the workers", registry=self.registry
+        )
+        self.cache_hits = Counter(
+            "toolout_result_cache_hits",
+            "Extractions answered from an earlier job's result (no job dispatched)",
+            ["tenant"],
+            registry=self.registry,
         )
 
     def render(self) -> tuple[bytes, str]:

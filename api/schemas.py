@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
 from extraction.routing import Mode
+from infra.estimates import ExtractionEstimate
 from infra.jobstore import JobRecord
 from infra.records import OutputRecord, SessionRecord
 
@@ -143,6 +144,16 @@ class ExtractionRequest(BaseModel):
         description="precise instructions about what to extract (blank is refused)"
     )
     mode: Mode = Field(Mode.AUTO, description="auto | full-chunked | read-grep | truncate")
+    cache: bool = Field(
+        True,
+        description="false: run it even if an identical extraction already succeeded (its answer is cached as usual)",
+    )
+    max_input_tokens: int | None = Field(
+        None, ge=1, description="refuse (422, the estimate in details) when the estimate needs more input tokens"
+    )
+    max_cost_usd: float | None = Field(
+        None, ge=0, description="refuse (422) when the estimated cost is higher, or unknown (an unpriced model)"
+    )
 
 
 _JOB_FIELDS: dict[str, Any] = {
@@ -164,6 +175,15 @@ def job_view(record: JobRecord) -> Any:
         "output": f"/v1/outputs/{record.handle}",
     }
     return JobView(**record.model_dump(exclude={"nonce"}), links=links)
+
+
+class EstimateView(ExtractionEstimate):
+    """`POST /v1/extractions/estimate`: what the job would do and cost; nothing is run or stored."""
+
+    cached: bool = Field(
+        description="the same request (with cache on) would be answered at once from an earlier job, for nothing"
+    )
+    cached_from: str | None = Field(None, description="that earlier job")
 
 
 class JobList(BaseModel):

@@ -85,3 +85,9 @@ class IdempotencyKeyInUse(Conflict):
     """A request with the same Idempotency-Key is still in flight (→ 409; retry once it has finished)."""
 
     code = "idempotency_key_in_use"
+
+
+class BudgetExceeded(InvalidInput):
+    """The job's estimate is over the `max_input_tokens` / `max_cost_usd` it was sent with (nothing ran)."""
+
+    code = "budget_exceeded"

@@ -7,7 +7,9 @@ from the blob store.
 
 from __future__ import annotations
 
+from extraction.agent import AgentBounds
 from extraction.chunking import Chunk, plan_chunks
+from extraction.mapreduce import ModelLimits
 from extraction.planning import PlanningRules
 from extraction.stats import TokenIndex
 from infra.blobstore import BlobStore
@@ -20,6 +22,16 @@ def planning_rules(settings: Settings) -> PlanningRules:
         chunk_overlap=settings.chunk_overlap,
         max_chunks_for_full=settings.max_chunks_for_full_mode,
         long_line_bytes=settings.long_line_bytes,
+    )
+
+
+def agent_bounds(settings: Settings, limits: ModelLimits) -> AgentBounds:
+    """What the read-grep sub-agent may spend: turns, tool calls per turn, tokens, each answer's length."""
+    return AgentBounds(
+        max_turns=settings.agent_max_turns,
+        max_tool_calls_per_turn=settings.agent_max_tool_calls_per_turn,
+        max_total_tokens=settings.agent_max_total_tokens,
+        max_output_tokens=limits.max_output_tokens,
     )
 
 

@@ -65,6 +65,18 @@ WATCHDOG_LOCK = f"{PREFIX}:watchdog:lock"
 """String with a TTL of one watchdog interval: the worker that sets it scans overdue jobs for that tick."""
 
 
+# --- result cache ---------------------------------------------------------------------------------
+def result_cache(key: str) -> str:
+    """Sorted set: job id → when it was offered as the answer to cache key `key` (a sha256 hex; see
+    `extraction.result_key`); expires `result_cache_ttl_seconds` after the last offer."""
+    return f"{PREFIX}:cache:{key}"
+
+
+def result_cache_output(handle: str) -> str:
+    """Set of `<cache key> <job id>` for every source that read the output `handle`: what deleting it removes."""
+    return f"{PREFIX}:cache:output:{handle}"
+
+
 # --- access control -------------------------------------------------------------------------------
 API_KEYS = f"{PREFIX}:apikeys"
 """Hash: sha256(api key) hex → JSON `{"tenant", "created_at"}`. Only hashes are stored; `toolout keys` manages it."""

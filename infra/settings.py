@@ -78,6 +78,14 @@ class Settings(BaseSettings):
     idempotency_ttl_seconds: int = 24 * 3600
     max_concurrent_jobs_per_tenant: int = 16
     max_llm_calls_per_job: int = 2000
+    result_cache_ttl_seconds: int = Field(
+        24 * 3600,
+        ge=0,
+        description="how long a finished extraction may answer the same request again (0 = no result cache)",
+    )
+    estimate_answer_tokens: int = Field(
+        1000, ge=1, description="what an estimate assumes one map or reduce answer takes (capped at the model's)"
+    )
     watchdog_interval_seconds: float = 15.0
     job_max_attempts: int = Field(
         2, description="a job past its deadline is retried until this many attempts, then failed"

@@ -16,6 +16,7 @@ from infra.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIde
 from infra.jobstore import JobStore, MemoryJobStore, RedisJobStore
 from infra.records import MemoryRecordStore, RecordStore, RedisRecordStore
 from infra.redis_client import connect, redis_errors
+from infra.resultcache import MemoryResultCache, RedisResultCache, ResultCache
 from infra.settings import Settings
 
 MEMORY_URL = "memory://"
@@ -29,6 +30,7 @@ class Stores:
     jobs: JobStore
     api_keys: ApiKeyStore
     idempotency: IdempotencyStore
+    cache: ResultCache
     blobs: BlobStore
     ping: Callable[[], object]
     close: Callable[[], None]
@@ -48,6 +50,7 @@ def memory_stores(settings: Settings, blobs: BlobStore) -> Stores:
         jobs=MemoryJobStore(ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds),
         api_keys=MemoryApiKeyStore(settings.api_keys),
         idempotency=MemoryIdempotencyStore(ttl_seconds=settings.idempotency_ttl_seconds),
+        cache=MemoryResultCache(ttl_seconds=settings.result_cache_ttl_seconds),
         blobs=blobs,
         ping=lambda: True,
         close=lambda: None,
@@ -68,6 +71,7 @@ def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
         ),
         api_keys=RedisApiKeyStore(client, settings.api_keys),
         idempotency=RedisIdempotencyStore(client, ttl_seconds=settings.idempotency_ttl_seconds),
+        cache=RedisResultCache(client, ttl_seconds=settings.result_cache_ttl_seconds),
         blobs=blobs,
         ping=ping,
         close=client.close,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from extraction.agent import AgentBounds, run_agent
 from extraction.prompts import read_grep_messages
 from extraction.routing import Mode
-from extraction.tools import grep_tool, read_tool
+from extraction.tools import sub_agent_tools
+from infra.job_planning import agent_bounds
 from infra.records import session_prefix
 from infra.stored_output import PinnedTools, StoredOutput
 from workers import outcomes
@@ -15,13 +16,7 @@ from workers.runtime import Runtime
 
 
 def bounds(rt: Runtime) -> AgentBounds:
-    s = rt.settings
-    return AgentBounds(
-        max_turns=s.agent_max_turns,
-        max_tool_calls_per_turn=s.agent_max_tool_calls_per_turn,
-        max_total_tokens=s.agent_max_total_tokens,
-        max_output_tokens=rt.limits.max_output_tokens,
-    )
+    return agent_bounds(rt.settings, rt.limits)
 
 
 def run_read_grep(rt: Runtime, job_id: str) -> None:
@@ -35,7 +30,7 @@ def run_read_grep(rt: Runtime, job_id: str) -> None:
     outcome = run_agent(
         job_llm(rt, job_id),
         messages,
-        tools=[read_tool(), grep_tool()],
+        tools=sub_agent_tools(),
         execute=PinnedTools(output),
         nonce=live.job.nonce,
         bounds=bounds(rt),

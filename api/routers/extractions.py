@@ -1,4 +1,4 @@
-"""Extraction jobs: create (202 + Location), poll (optionally long-poll), cancel.
+"""Extraction jobs: create (202 + Location; 201 from the result cache), estimate, poll (or long-poll), cancel.
 
 The job record in Redis (`infra.jobstore`) is the truth the API reports; Celery only carries the
 job id. A job is written before it is submitted, so a fast worker always finds it, and a submit
@@ -18,17 +18,20 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import DispatcherDep, IdempotencyDep, JobsDep, MetricsDep, RecordsDep, SettingsDep, Tenant
+from api import result_cache
+from api.deps import DispatcherDep, IdempotencyDep, JobsDep, MetricsDep, Services, ServicesDep, SettingsDep, Tenant
 from api.errors import error_responses, validation_error
 from api.idempotency import IdempotencyKey, idempotent
 from api.routers import API_PREFIX
-from api.schemas import ExtractionRequest, JobView, job_view
+from api.schemas import EstimateView, ExtractionRequest, JobView, job_view
 from extraction.errors import Conflict, NotFound
 from extraction.results import unknown_handle_text
 from infra.errors import BackendUnavailable
+from infra.estimates import ExtractionEstimate, check_budget, estimate_extraction
 from infra.idempotency import fingerprint
 from infra.jobstore import JobRecord, JobStatus, JobStore, new_job
 from infra.records import OutputRecord, RecordStore
+from infra.settings import Settings
 from workers.dispatcher import Dispatcher
 
 router = APIRouter(prefix=f"{API_PREFIX}/extractions", tags=["extractions"])
@@ -60,15 +63,15 @@ def _submit(jobs: JobStore, dispatcher: Dispatcher, job: JobRecord) -> None:
     "",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=JobView,
-    responses=error_responses(400, 404, 409, 422, 429, 503),
+    responses={
+        201: {"model": JobView, "description": "answered from the result cache: the job is already succeeded"},
+        **error_responses(400, 404, 409, 422, 429, 503),
+    },
 )
 def create_extraction(
     body: ExtractionRequest,
     request: Request,
-    records: RecordsDep,
-    jobs: JobsDep,
-    dispatcher: DispatcherDep,
-    settings: SettingsDep,
+    services: ServicesDep,
     metrics: MetricsDep,
     tenant: Tenant,
     idempotency: IdempotencyDep,
@@ -76,17 +79,28 @@ def create_extraction(
 ) -> Any:
     """Start extracting `extract` from the output under `handle` (the `tool_output` tool call).
 
-    With an `Idempotency-Key`, a retry of the same request gets the first answer, not a second job.
+    An identical extraction that already succeeded answers at once (201, `cached: true`) unless the
+    body says `"cache": false`; with `max_input_tokens` / `max_cost_usd` a job whose estimate is over
+    budget is refused (422) before anything runs. With an `Idempotency-Key`, a retry of the same
+    request gets the first answer, not a second job.
     """
-    if len(body.extract) > settings.max_extract_chars:
-        raise validation_error(
-            ("body", "extract"), f"at most {settings.max_extract_chars} characters", "string_too_long"
-        )
+    _check_extract(body, services.settings)
 
     def produce() -> Response:
-        output = _live_output(records, str(body.handle), tenant)
-        job = jobs.create(new_job(output, body.extract, body.mode), max_live=settings.max_concurrent_jobs_per_tenant)
-        _submit(jobs, dispatcher, job)
+        output = _live_output(services.records, str(body.handle), tenant)
+        key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value)
+        source = result_cache.find_source(services, key, tenant) if key and body.cache else None
+        if key and source is not None:
+            metrics.cache_hits.labels(tenant).inc()
+            return _answered(result_cache.serve_cached(services, key, source, output, body.extract, body.mode.value))
+        if body.max_input_tokens is not None or body.max_cost_usd is not None:
+            check_budget(
+                _estimate(services, output, body),
+                max_input_tokens=body.max_input_tokens,
+                max_cost_usd=body.max_cost_usd,
+            )
+        job = _create(services, output, body)
+        result_cache.offer(services, key, job)
         metrics.jobs_submitted.inc()
         return _accepted(job)
 
@@ -95,10 +109,58 @@ def create_extraction(
     )
 
 
+def _check_extract(body: ExtractionRequest, settings: Settings) -> None:
+    if len(body.extract) > settings.max_extract_chars:
+        raise validation_error(
+            ("body", "extract"), f"at most {settings.max_extract_chars} characters", "string_too_long"
+        )
+
+
+def _create(services: Services, output: OutputRecord, body: ExtractionRequest) -> JobRecord:
+    """Write the job (admitted against the tenant's live-job cap), then hand it to the workers."""
+    settings = services.settings
+    record = new_job(output, body.extract, body.mode, model=settings.model)
+    job = services.jobs.create(record, max_live=settings.max_concurrent_jobs_per_tenant)
+    _submit(services.jobs, services.dispatcher, job)
+    return job
+
+
+def _estimate(services: Services, output: OutputRecord, body: ExtractionRequest) -> ExtractionEstimate:
+    return estimate_extraction(
+        output,
+        body.extract,
+        body.mode,
+        settings=services.settings,
+        blobs=services.blobs,
+        limits=services.model_limits(),
+    )
+
+
+@router.post("/estimate", response_model=EstimateView, responses=error_responses(400, 404, 422, 503))
+def estimate(body: ExtractionRequest, services: ServicesDep, tenant: Tenant) -> EstimateView:
+    """What `POST /v1/extractions` with this body would do and cost: route, chunks, calls, tokens, USD.
+
+    Nothing runs and nothing is stored; the numbers come from the same planning the job does (see
+    the README's "Estimates and budgets" for what is exact and what is assumed).
+    """
+    _check_extract(body, services.settings)
+    output = _live_output(services.records, str(body.handle), tenant)
+    key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value)
+    source = result_cache.find_source(services, key, tenant) if key and body.cache else None
+    found = _estimate(services, output, body)
+    return EstimateView(**found.model_dump(), cached=source is not None, cached_from=source.id if source else None)
+
+
 def _accepted(job: JobRecord) -> JSONResponse:
     """202 with where to poll; built here (not by FastAPI) so the idempotency layer can keep it."""
     headers = {"Location": f"/v1/extractions/{job.id}", "Retry-After": "1"}
     return JSONResponse(job_view(job).model_dump(mode="json"), status_code=status.HTTP_202_ACCEPTED, headers=headers)
+
+
+def _answered(job: JobRecord) -> JSONResponse:
+    """201: a job created already succeeded (a cache hit): nothing to wait for."""
+    headers = {"Location": f"/v1/extractions/{job.id}"}
+    return JSONResponse(job_view(job).model_dump(mode="json"), status_code=status.HTTP_201_CREATED, headers=headers)
 
 
 @router.get("/{job_id}", response_model=JobView, responses=error_responses(404, 422))

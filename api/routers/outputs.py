@@ -25,6 +25,7 @@ from api.errors import error_responses, validation_error
 from api.idempotency import IdempotencyKey, idempotent
 from api.ingest import Spooled, spool, spool_dir, too_large
 from api.ranges import parse_range
+from api.result_cache import forget_outputs
 from api.routers import API_PREFIX
 from api.schemas import InlineResult, OutputView, StorePolicy, UploadResult, output_links, output_view
 from extraction.errors import InvalidInput
@@ -243,10 +244,11 @@ def get_content(
 
 
 @router.delete("/outputs/{handle}", status_code=status.HTTP_204_NO_CONTENT, responses=error_responses(404, 422))
-def delete_output(handle: uuid.UUID, records: RecordsDep, blobs: BlobsDep, tenant: Tenant) -> Response:
-    """Remove one output: its blobs first, so a failure leaves a record a retry can still find."""
-    record = records.get_output(str(handle), tenant)
+def delete_output(handle: uuid.UUID, services: ServicesDep, tenant: Tenant) -> Response:
+    """Remove one output: its cached answers, then its blobs, so a failure leaves a record a retry can still find."""
+    record = services.records.get_output(str(handle), tenant)
+    forget_outputs(services, [record.handle])
     for key in output_blob_keys(record):
-        blobs.delete(key)
-    records.delete_output(record)
+        services.blobs.delete(key)
+    services.records.delete_output(record)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

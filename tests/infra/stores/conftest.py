@@ -17,6 +17,7 @@ from infra.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
 from infra.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
 from infra.jobstore import JobStore, MemoryJobStore, RedisJobStore
 from infra.records import MemoryRecordStore, RecordStore, RedisRecordStore
+from infra.resultcache import MemoryResultCache, RedisResultCache, ResultCache
 
 KINDS = ["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.integration])]
 """The Redis leg needs a server (its `redis_client` is asked for at run time, so the mark is explicit)."""
@@ -96,3 +97,10 @@ def make_idempotency(kind: str, clock: Clock) -> Any:
         return RedisIdempotencyStore(_client(clock), ttl_seconds=ttl_seconds, lock_ttl_seconds=lock_ttl_seconds)
 
     return make
+
+
+@pytest.fixture()
+def cache(kind: str, clock: Clock) -> ResultCache:
+    if kind == "memory":
+        return MemoryResultCache(ttl_seconds=600, clock=clock)
+    return RedisResultCache(_client(clock), ttl_seconds=600, clock=clock)
