@@ -7,11 +7,12 @@ One stack per model latency (offline model at TOOLOUT_OFFLINE_LATENCY_MS, API, a
 worker process of --concurrency threads: one process with 32 calls in flight is the layout of the
 baseline, one event loop under a 32-slot semaphore). For each chunk count, a service log sized
 so that the worker's chunk planner cuts it into that many chunks (bench_service's small window
-and 200-byte answers), uploaded through the API. A job's random nonce moves its chunk budget by up
-to 1 %, so a 128-chunk job may plan 127 or 129: each baseline run then plans with a nonce of its
-own that gives the job's count (`plan_like`). Then, alternating after one warm-up each:
+and 200-byte answers), uploaded through the API. Chunk budgets no longer depend on the job's
+nonce (they are measured with the widest one), so every job plans the same chunks; `plan_like`
+still checks that the baseline plans the job's count. Then, alternating after one warm-up each:
 
-  toolout   POST /v1/extractions (full-chunked) until a GET shows it terminal (polled every 10 ms)
+  toolout   POST /v1/extractions (full-chunked, "cache": false: every run is a real job) until a GET
+            shows it terminal (polled every 10 ms)
   baseline  in this process, with no queue: every map call at once under asyncio.Semaphore(32),
             then the reduce tree toolout's pipeline builds from those answers (plan_reduce_groups
             level after level: groups reduced in parallel, a one-output group passed through, one

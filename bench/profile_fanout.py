@@ -6,7 +6,8 @@
 The stacks of bench_fanout (offline model, API, ONE worker of 32 threads, small window, 200-byte
 answers), but the worker runs `bench.fanout_probe`: toolout's own app, unchanged, writing a
 timestamp for every task start and end, every task it publishes, every model call and the start
-step's parts. Per latency and chunk count, after a warm-up job, `--runs` jobs give (medians):
+step's parts. Per latency and chunk count, after a warm-up job, `--runs` jobs give (medians; each job is
+sent with "cache": false through bench_service.timed_job, so none is answered from the result cache):
 
   timeline   POST -> job created -> start task -> maps published -> maps started -> maps ended ->
              reduce stages -> finished_at -> the client sees it (polling every 10 ms)

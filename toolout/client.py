@@ -90,11 +90,28 @@ class ToolOutClient:
 
     # --- extraction jobs ------------------------------------------------------------------------
     def submit(
-        self, handle: str, extract: str, mode: str = "auto", *, idempotency_key: str | None = None
+        self,
+        handle: str,
+        extract: str,
+        mode: str = "auto",
+        *,
+        idempotency_key: str | None = None,
+        cache: bool = True,
+        max_input_tokens: int | None = None,
+        max_cost_usd: float | None = None,
     ) -> dict[str, Any]:
-        """Queue an extraction; with `idempotency_key`, resubmitting returns the same job instead of a second one."""
-        body = {"handle": handle, "extract": extract, "mode": mode}
+        """Queue an extraction (or get an identical earlier one's answer at once, unless `cache=False`).
+
+        With `idempotency_key`, resubmitting returns the same job instead of a second one; with
+        `max_input_tokens` / `max_cost_usd`, a job estimated over budget is refused (`ToolOutAPIError`, 422).
+        """
+        body = _extraction_body(handle, extract, mode, cache, max_input_tokens, max_cost_usd)
         return self._json("POST", "/v1/extractions", json=body, headers=_idempotency(idempotency_key))
+
+    def estimate(self, handle: str, extract: str, mode: str = "auto", *, cache: bool = True) -> dict[str, Any]:
+        """What `submit` would run and cost (route, chunks, calls, tokens, USD); nothing runs."""
+        body = _extraction_body(handle, extract, mode, cache, None, None)
+        return self._json("POST", "/v1/extractions/estimate", json=body)
 
     def job(self, job_id: str, *, wait: float = 0) -> dict[str, Any]:
         return self._json("GET", f"/v1/extractions/{job_id}", params={"wait": wait} if wait else None)
@@ -126,10 +143,12 @@ class ToolOutClient:
             if on_progress:
                 time.sleep(min(poll_interval, left))
 
-    def tool_output(self, handle: str, extract: str, mode: str = "auto", *, timeout: float = 600) -> str:
+    def tool_output(
+        self, handle: str, extract: str, mode: str = "auto", *, timeout: float = 600, cache: bool = True
+    ) -> str:
         """The `tool_output` tool: submit, wait, and return the text to give the model."""
         try:
-            job = self.submit(handle, extract, mode)
+            job = self.submit(handle, extract, mode, cache=cache)
         except ToolOutAPIError as exc:
             if exc.status == 404 and "tool_result" in exc.details:
                 return str(exc.details["tool_result"])
@@ -152,6 +171,15 @@ class ToolOutClient:
 
     def _text(self, method: str, url: str, **kwargs: Any) -> str:
         return self._send(method, url, **kwargs).text
+
+
+def _extraction_body(
+    handle: str, extract: str, mode: str, cache: bool, max_input_tokens: int | None, max_cost_usd: float | None
+) -> dict[str, Any]:
+    """The request body; options left at their defaults are not sent (an older server knows only the rest)."""
+    optional = {"cache": None if cache else False, "max_input_tokens": max_input_tokens, "max_cost_usd": max_cost_usd}
+    body: dict[str, Any] = {"handle": handle, "extract": extract, "mode": mode}
+    return body | {name: value for name, value in optional.items() if value is not None}
 
 
 def _idempotency(key: str | None) -> dict[str, str]:

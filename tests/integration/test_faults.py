@@ -45,7 +45,8 @@ def stored_handle(client: ToolOutClient) -> str:
 
 
 def submit_jobs(client: ToolOutClient, handle: str, count: int, mode: str = "full-chunked") -> list[str]:
-    return [client.submit(handle, f"{REQUEST} #{i}", mode)["id"] for i in range(count)]
+    """Jobs that all run: the same requests recur across tests on one document, so the result cache is off."""
+    return [client.submit(handle, f"{REQUEST} #{i}", mode, cache=False)["id"] for i in range(count)]
 
 
 def poll_until(check: Callable[[], bool], timeout: float, interval: float = 0.2) -> bool:
@@ -166,7 +167,9 @@ def test_r2_redis_down_mid_run_gives_bounded_503s_and_no_job_is_left_behind(faul
     down_at = time.monotonic()
     outage = {
         "create-session": lambda: httpx.post(f"{api}/v1/sessions", timeout=30),
-        "submit": lambda: httpx.post(f"{api}/v1/extractions", json={"handle": handle, "extract": REQUEST}, timeout=30),
+        "submit": lambda: httpx.post(
+            f"{api}/v1/extractions", json={"handle": handle, "extract": REQUEST, "cache": False}, timeout=30
+        ),
         "get-job": lambda: httpx.get(f"{api}/v1/extractions/{earlier[0]}", timeout=30),
     }
     answered = {}
@@ -205,7 +208,7 @@ def submit_until_accepted(client: ToolOutClient, handle: str, timeout: float = 3
     refused, deadline = 0, time.monotonic() + timeout
     while True:
         try:
-            return client.submit(handle, REQUEST, "full-chunked")["id"], refused
+            return client.submit(handle, REQUEST, "full-chunked", cache=False)["id"], refused
         except ToolOutAPIError as exc:
             if exc.status != 503 or time.monotonic() > deadline:
                 raise
