@@ -77,7 +77,7 @@ def create_app(
     app.state.services = built
     app.state.metrics = Metrics()
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
-    app.state.metrics.registry.register(UsageCollector(built.jobs.usage_totals))
+    app.state.metrics.registry.register(UsageCollector(built.jobs))
     install_error_handlers(app)
     for module in (sessions, outputs, lines, extractions):
         app.include_router(module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401))

@@ -11,7 +11,8 @@ with `max`, not `sum`. They restart from zero with Redis, which Prometheus count
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from typing import Protocol
 
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
@@ -25,16 +26,20 @@ UNKNOWN_MODEL = "unknown"
 """The `model` label of jobs that recorded none (created before jobs carried their model)."""
 
 
+class UsageTotals(Protocol):
+    def usage_totals(self) -> list[UsageTotal]: ...
+
+
 class UsageCollector(Collector):
-    def __init__(self, read: Callable[[], list[UsageTotal]]) -> None:
-        self._read = read
+    def __init__(self, store: UsageTotals) -> None:
+        self._store = store
 
     def describe(self) -> Iterator[CounterMetricFamily]:
         yield from _families()
 
     def collect(self) -> Iterator[CounterMetricFamily]:
         try:
-            totals = self._read()
+            totals = self._store.usage_totals()
         except ToolOutError as exc:  # Redis down: the scrape still answers, without these series
             log.warning("metrics: usage totals unavailable: %s", exc.message)
             return

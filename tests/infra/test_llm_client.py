@@ -68,6 +68,21 @@ def test_usage_is_counted_per_call(offline_model) -> None:
     assert 30_000 < reply.usage.input_tokens < 80_000 and 20 < reply.usage.output_tokens < 80
 
 
+def test_a_model_litellm_prices_gets_its_cost_counted(offline_model) -> None:
+    """The offline model answers under any model name: as gpt-4o-mini, litellm prices the call from its cost map."""
+    import litellm
+
+    client = LiteLLMClient(
+        "openai/gpt-4o-mini", api_base=offline_model.base_url, api_key="offline", num_retries=0, timeout=10.0
+    )
+    usage = client.complete(map_call()).usage
+    prices = litellm.model_cost["gpt-4o-mini"]
+    expected = (
+        usage.input_tokens * prices["input_cost_per_token"] + usage.output_tokens * prices["output_cost_per_token"]
+    )
+    assert usage.input_tokens > 30_000 and usage.cost_usd == pytest.approx(expected, rel=1e-6)
+
+
 def test_tool_calls_are_parsed_and_the_loop_reaches_an_answer(offline_model) -> None:
     client, messages = offline_model.client(), read_grep_messages(ctx(), handle_filename=HANDLE, root="/tmp/x")
     replies: list[LLMReply] = []
