@@ -145,15 +145,19 @@ def _allowed_methods(request: Request) -> str:
 
     FastAPI registers `GET /x` and `DELETE /x` as two routes, and Starlette's own 405 names the first
     one's. Each method is tried against the routes through the public `matches`, which also sees
-    into included routers.
+    into included routers. As in OpenAPI, a concrete path shadows a templated one: for the
+    documented `/v1/extractions/estimate` only its own methods count, not `GET /v1/extractions/{job_id}`.
     """
+    documented = request.app.openapi().get("paths", {}).get(request.scope["path"])
+    if documented:
+        allowed = {method.upper() for method in documented}
+        return ", ".join(method for method in _METHODS if method in allowed)
     routes = request.app.router.routes
-    allowed = [
+    return ", ".join(
         method
         for method in _METHODS
         if any(route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes)
-    ]
-    return ", ".join(allowed)
+    )
 
 
 def _jsonable(details: dict[str, Any]) -> dict[str, Any]:

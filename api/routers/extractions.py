@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api import result_cache
 from api.deps import DispatcherDep, IdempotencyDep, JobsDep, MetricsDep, Services, ServicesDep, SettingsDep, Tenant
@@ -149,6 +150,12 @@ def estimate(body: ExtractionRequest, services: ServicesDep, tenant: Tenant) -> 
     source = result_cache.find_source(services, key, tenant) if key and body.cache else None
     found = _estimate(services, output, body)
     return EstimateView(**found.model_dump(), cached=source is not None, cached_from=source.id if source else None)
+
+
+@router.get("/estimate", include_in_schema=False)
+def estimate_is_post_only() -> None:
+    """405 (Allow: POST): without this route `GET /{job_id}` would take `estimate` for a malformed job id."""
+    raise StarletteHTTPException(status.HTTP_405_METHOD_NOT_ALLOWED)
 
 
 def _accepted(job: JobRecord) -> JSONResponse:

@@ -159,3 +159,10 @@ def test_malformed_budgets_are_422(offline: App, budget: dict[str, Any]) -> None
     _, handle = offline.upload(LOG)
     body = {"handle": handle, "extract": REQUEST, **budget}
     assert_error(offline.client.post("/v1/extractions", json=body), 422, "validation_error")
+
+
+def test_the_estimate_route_is_post_only(offline: App) -> None:
+    """Not mistaken for `GET /v1/extractions/{job_id}` with a malformed id (which would be a 422)."""
+    response = offline.client.get("/v1/extractions/estimate")
+    assert_error(response, 405, "method_not_allowed")
+    assert response.headers["allow"] == "POST"
