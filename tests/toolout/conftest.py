@@ -33,9 +33,10 @@ class LiveApi:
 def live_api() -> Iterator[LiveApi]:
     settings = Settings(redis_url="memory://", blob_store="memory://", auth_mode="dev", max_chunks_for_full_mode=100)
     stores = open_stores(settings)
-    runtime = build_runtime(settings, stores, needle_model(NEEDLE), limits=ModelLimits(4000, 500))
+    limits = ModelLimits(4000, 500)
+    runtime = build_runtime(settings, stores, needle_model(NEEDLE), limits=limits)
     dispatcher = LocalDispatcher(runtime, concurrency=4)
-    app = create_app(services=Services(settings=settings, stores=stores, dispatcher=dispatcher))
+    app = create_app(services=Services(settings=settings, stores=stores, dispatcher=dispatcher, limits=limits))
     with serve_app(app) as url:
         yield LiveApi(url, stores)
     dispatcher.close()

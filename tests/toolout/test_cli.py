@@ -87,3 +87,13 @@ def test_a_failed_job_exits_1() -> None:
     assert client_commands._job_exit({"id": "j", "status": "failed"}) == 1
     assert client_commands._job_exit({"id": "j", "status": "succeeded"}) == 0
     assert client_commands._job_exit({"id": "j", "status": "running"}) == 5
+
+
+def test_extract_again_is_answered_from_the_cache_unless_told_not_to(live_api) -> None:
+    meta = json.loads(run(live_api, "store", "-", "--json", stdin=document()).stdout)
+    argv = ("extract", meta["handle"], "database pool errors", "--mode", "full-chunked", "--json")
+    first = json.loads(run(live_api, *argv).stdout)
+    again = json.loads(run(live_api, *argv).stdout)
+    fresh = json.loads(run(live_api, *argv, "--no-cache").stdout)
+    assert (again["cached"], again["cached_from"], again["result"]) == (True, first["id"], first["result"])
+    assert fresh["cached"] is False and fresh["usage"]["calls"] == first["usage"]["calls"] > 0

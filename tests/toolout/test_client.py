@@ -24,9 +24,10 @@ from workers.runtime import build_runtime
 def toolout() -> Iterator[ToolOutClient]:
     settings = Settings(redis_url="memory://", blob_store="memory://", auth_mode="dev", max_chunks_for_full_mode=100)
     stores = open_stores(settings)
-    runtime = build_runtime(settings, stores, needle_model(NEEDLE), limits=ModelLimits(4000, 500))
+    limits = ModelLimits(4000, 500)
+    runtime = build_runtime(settings, stores, needle_model(NEEDLE), limits=limits)
     dispatcher = LocalDispatcher(runtime, concurrency=4)
-    app = create_app(services=Services(settings=settings, stores=stores, dispatcher=dispatcher))
+    app = create_app(services=Services(settings=settings, stores=stores, dispatcher=dispatcher, limits=limits))
     with TestClient(app) as http, ToolOutClient("http://testserver", http=http) as client:
         yield client
     dispatcher.close()
@@ -69,3 +70,22 @@ def test_an_idempotent_submit_returns_the_same_job(toolout: ToolOutClient) -> No
     assert first["id"] == again["id"]
     done = toolout.wait(first["id"], timeout=30)
     assert done["status"] == "succeeded" and NEEDLE in done["result"]
+
+
+def test_estimate_then_submit_within_and_over_budget(toolout: ToolOutClient) -> None:
+    session = toolout.create_session()
+    handle = toolout.store(session, document())["handle"]
+    found = toolout.estimate(handle, "database pool errors", "full-chunked")
+    with pytest.raises(ToolOutAPIError) as refused:
+        toolout.submit(handle, "database pool errors", "full-chunked", max_input_tokens=found["input_tokens"] - 1)
+    assert (refused.value.status, refused.value.code) == (422, "budget_exceeded")
+    job = toolout.submit(handle, "database pool errors", "full-chunked", max_input_tokens=found["input_tokens"])
+    done = toolout.wait(job["id"], timeout=30)
+    assert (done["usage"]["calls"], done["chunks_total"], done["reduce_level"]) == (
+        found["calls"],
+        found["chunks"],
+        found["reduce_levels"],
+    )
+    assert found["reduce_levels"] == 1, "a 500-token answer slot: six outputs per reduce, so a level of groups"
+    assert toolout.estimate(handle, "database pool errors", "full-chunked")["cached_from"] == done["id"]
+    assert toolout.submit(handle, "database pool errors", "full-chunked", cache=False)["cached"] is False

@@ -111,13 +111,14 @@ def extract(
     mode: Annotated[str, typer.Option(help="auto | full-chunked | read-grep | truncate")] = "auto",
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="follow the job to its end")] = True,
     timeout: Annotated[float, typer.Option(help="seconds to follow the job")] = 600.0,
+    cache: Annotated[bool, typer.Option("--cache/--no-cache", help="answer from an identical earlier job")] = True,
     api_url: ApiUrl = DEFAULT_URL,
     api_key: ApiKey = None,
     as_json: AsJson = False,
 ) -> None:
     """Run the `tool_output` extraction; with --wait (the default) show its progress and print its answer."""
     with connected(api_url, api_key) as client:
-        job = client.submit(handle, request, mode)
+        job = client.submit(handle, request, mode, cache=cache)
         if not wait:
             emit(as_json, job, lambda j: j["id"])
             return
