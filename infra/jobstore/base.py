@@ -110,14 +110,14 @@ class JobStore(Protocol):
         Refused (False) for a group already recorded as failed."""
         ...
 
-    def record_failure(self, job_id: str, failure: FailedRange) -> bool:
+    def record_failure(self, job_id: str, failure: FailedRange, usage: Usage | None = None) -> bool:
         """Record once that a part could not be read: a chunk (`failure.level` 0, its index) or a
-        reduce group (level n >= 1, its group index).
+        reduce group (level n >= 1, its group index), with the `usage` its failed attempts spent.
 
         False, changing nothing, when the job ended or the part is already settled (its output is
         stored, or its failure was recorded by a twin or redelivered task). Otherwise the failure
         joins `failed_ranges`, its chunks are added to `chunks_failed` and to the store-wide count
-        behind `failed_chunk_counts`, in one atomic step.
+        behind `failed_chunk_counts`, and its usage to the job's, in one atomic step.
         """
         ...
 

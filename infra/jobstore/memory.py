@@ -153,7 +153,7 @@ class MemoryJobStore(JobStore):
     def reduce_outputs(self, job_id: str, level: int) -> dict[int, str]:
         return self._level(job_id, level)
 
-    def record_failure(self, job_id: str, failure: FailedRange) -> bool:
+    def record_failure(self, job_id: str, failure: FailedRange, usage: Usage | None = None) -> bool:
         part = (MAP_LEVEL if failure.level == 0 else failure.level, failure.index)
         with self._lock:
             job = self._existing(job_id)
@@ -167,6 +167,7 @@ class MemoryJobStore(JobStore):
                 {
                     "failed_ranges": [*job.record.failed_ranges, failure],
                     "chunks_failed": job.record.chunks_failed + lost,
+                    "usage": job.record.usage + (usage or Usage()),
                 },
             )
             self._failed_chunks[failure_stage(failure.level)] += lost

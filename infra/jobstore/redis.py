@@ -151,7 +151,7 @@ class RedisJobStore(JobStore):
     def record_reduce(self, job_id: str, level: int, group: int, text_: str, usage: Usage) -> bool:
         return self._record(keys.job_reduce(job_id, level), job_id, (level, group), text_, usage, counter="")
 
-    def record_failure(self, job_id: str, failure: FailedRange) -> bool:
+    def record_failure(self, job_id: str, failure: FailedRange, usage: Usage | None = None) -> bool:
         parts = keys.job_chunks(job_id) if failure.level == 0 else keys.job_reduce(job_id, failure.level)
         job_keys = [keys.job(job_id), parts, keys.job_failures(job_id), keys.CHUNKS_FAILED_TOTAL]
         args = [
@@ -161,6 +161,7 @@ class RedisJobStore(JobStore):
             len(failure.chunks),
             failure_stage(failure.level),
             self._ttl + self._deadline,
+            *_usage_args(usage or Usage()),
         ]
         outcome = self._run("record_failure", job_keys, args)
         if outcome == -1:
@@ -203,8 +204,7 @@ class RedisJobStore(JobStore):
 
     def _record(self, key: str, job_id: str, part: tuple[int, int], text_: str, usage: Usage, *, counter: str) -> bool:
         level, index = part
-        cost = "" if usage.cost_usd is None else scalar_text(usage.cost_usd)
-        counts = [usage.calls, usage.input_tokens, usage.output_tokens, cost]
+        counts = _usage_args(usage)
         outcome = self._run(
             "record_part",
             [keys.job(job_id), key, keys.job_failures(job_id)],
@@ -252,6 +252,12 @@ class RedisJobStore(JobStore):
             for job_id in job_ids:
                 pipe.hget(keys.job(job_id), "tenant")
             return [None if tenant is None else text(tenant) for tenant in pipe.execute()]
+
+
+def _usage_args(usage: Usage) -> list[str | int]:
+    """Calls, input tokens, output tokens and cost ('' when unknown), as the scripts add them to the job."""
+    cost = "" if usage.cost_usd is None else scalar_text(usage.cost_usd)
+    return [usage.calls, usage.input_tokens, usage.output_tokens, cost]
 
 
 def _failure_field(level: int, index: int) -> str:

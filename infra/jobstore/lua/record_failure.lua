@@ -1,7 +1,7 @@
 -- Record once that a part (a chunk, or a reduce group) of a live job could not be read.
 -- KEYS: job, the part's outputs hash, failures hash, store-wide failed-chunks hash.
 -- ARGV: index in the outputs hash, failure field ('<level>:<index>'), the FailedRange JSON, chunks it loses,
--- stage ('map' | 'reduce'), ttl.
+-- stage ('map' | 'reduce'), ttl, then the failed attempts' usage: calls, input tokens, output tokens, cost ('' = unknown).
 -- Returns -1 unknown job, 0 ended or already settled (an output, or this failure, is stored), 1 recorded.
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return -1 end
@@ -18,4 +18,8 @@ end
 redis.call('HSET', KEYS[1], 'failed_ranges', listed)
 redis.call('HINCRBY', KEYS[1], 'chunks_failed', ARGV[4])
 redis.call('HINCRBY', KEYS[4], ARGV[5], ARGV[4])
+redis.call('HINCRBY', KEYS[1], 'usage_calls', ARGV[7])
+redis.call('HINCRBY', KEYS[1], 'usage_input_tokens', ARGV[8])
+redis.call('HINCRBY', KEYS[1], 'usage_output_tokens', ARGV[9])
+if ARGV[10] ~= '' then redis.call('HINCRBYFLOAT', KEYS[1], 'usage_cost_usd', ARGV[10]) end
 return 1

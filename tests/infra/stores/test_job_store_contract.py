@@ -163,12 +163,13 @@ def test_a_failed_chunk_is_recorded_once_in_document_order_and_counted_by_stage(
 def test_a_chunk_that_failed_is_never_also_done_and_a_done_chunk_never_fails(jobs: JobStore) -> None:
     """First outcome wins: a redelivered task cannot turn a failure into a success, or the other way round."""
     new_job(jobs)
-    assert jobs.record_failure("j1", chunk_failure(0))
+    assert jobs.record_failure("j1", chunk_failure(0), Usage(calls=2, input_tokens=7, cost_usd=0.5))
     assert not jobs.record_chunk("j1", 0, "a late success", Usage(calls=1))
     assert jobs.record_chunk("j1", 1, "done", Usage(calls=1))
-    assert not jobs.record_failure("j1", chunk_failure(1))
+    assert not jobs.record_failure("j1", chunk_failure(1), Usage(calls=2))
     read = jobs.get("j1")
-    assert (read.chunks_done, read.chunks_failed, read.usage.calls) == (1, 1, 1)
+    assert (read.chunks_done, read.chunks_failed) == (1, 1)
+    assert read.usage == Usage(calls=3, input_tokens=7, cost_usd=0.5), "each settled part's calls, once"
     assert jobs.chunk_outputs("j1") == {1: "done"} and [f.index for f in read.failed_ranges] == [0]
 
 
