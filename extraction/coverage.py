@@ -11,6 +11,7 @@ much of the document the answer covers, not at which step it was lost.
 
 from __future__ import annotations
 
+import math
 from itertools import groupby
 
 from pydantic import BaseModel, Field
@@ -37,9 +38,14 @@ def chunks_lost(failed: list[FailedRange]) -> int:
     return sum(len(part.chunks) for part in failed)
 
 
+def allowed_losses(total: int, max_fraction: float) -> int:
+    """How many of `total` chunks may be lost: `max_fraction` of them, rounded down (exact for 0.25 of 20: 5)."""
+    return math.floor(max_fraction * total + 1e-9)
+
+
 def over_limit(lost: int, total: int, max_fraction: float) -> bool:
     """True when too much is lost to answer at all: more than `max_fraction` of the chunks, or every one."""
-    return total > 0 and (lost >= total or lost > max_fraction * total)
+    return total > 0 and (lost >= total or lost > allowed_losses(total, max_fraction))
 
 
 def limit_reason(failed: list[FailedRange], total: int, max_fraction: float) -> str:

@@ -92,6 +92,9 @@ def test_headline_keeps_what_failed_and_drops_the_details() -> None:
         (1, 57, 0.0, True),  # 0: any failure falls back (the behaviour before issue 13)
         (9, 10, 1.0, False),
         (10, 10, 1.0, True),  # nothing left to reduce, whatever the setting
+        (7, 35, 0.2, False),  # 0.2 * 35 is 7.000000000000001 in floats: still exactly a fifth
+        (3, 10, 0.3, False),  # 0.3 * 10 is 3.0000000000000004
+        (14, 20, 0.7, False),  # 0.7 * 20 is 13.999999999999998
     ],
 )
 def test_the_limit(lost: int, total: int, fraction: float, over: bool) -> None:
