@@ -18,12 +18,21 @@ pytest_plugins = [
     "tests.fixtures.api_server",
     "tests.fixtures.stack",
     "tests.fixtures.faults",
+    "tests.fixtures.model_faults",
 ]
 
 SERVER_FIXTURES = {
     "redis": {"redis_url", "redis_client"},
     "s3": {"s3_endpoint_url", "s3_options", "s3_bucket", "s3_store"},
-    "integration": {"offline_model_url", "local_stack", "s3_stack", "tight_stack", "stack", "faults_stack"},
+    "integration": {
+        "offline_model_url",
+        "local_stack",
+        "s3_stack",
+        "tight_stack",
+        "stack",
+        "faults_stack",
+        "model_faults_stack",
+    },
 }
 
 
