@@ -1,19 +1,23 @@
 # The two commands of the README, self-contained on a fresh machine:
 #   make demo   — the full system on embedded defaults, offline
 #   make test   — the test suite (what .ci/run calls)
+# and the gates CI adds: make lint, make test-light (the pure engine and the client side on the
+# lightest install — `pip install toolout`, no server extra — under Python 3.13).
 PYTHON ?= python3
+LIGHT_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3) python3.13)
+LIGHT  := .venv-light
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test lint bench redis install clean
+.PHONY: demo test test-light lint bench redis install clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "toolout needs Python 3.11, found " + sys.version' 
+	@$(PYTHON) -c 'import sys; assert (3, 11) <= sys.version_info[:2] <= (3, 13), "toolout needs Python 3.11-3.13, found " + sys.version' 
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 	@rm -f $(VENV)/.installed-* && touch $@
@@ -33,6 +37,19 @@ lint: install
 
 test: install redis
 	$(PY) -m pytest -q
+
+# The light install: `toolout` with only its test tools, no server extra. Token counts offline come from
+# the BPE files the main venv's litellm carries (a client with litellm installed finds them itself).
+test-light: install
+	@test -x $(LIGHT)/bin/python || $(LIGHT_PYTHON) -m venv $(LIGHT)
+	$(LIGHT)/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps .
+	$(LIGHT)/bin/python -m pip install --quiet --disable-pip-version-check ".[test]"
+	@rm -rf build  # setuptools' in-tree build folder: not source
+	cd $(LIGHT) && bin/python -c 'import importlib.util as u, toolout.cli, toolout.client, toolout.toolkit, extraction.strict_schema; \
+	  heavy = [m for m in ("celery", "boto3", "litellm", "fastapi", "redis") if u.find_spec(m)]; \
+	  assert not heavy, f"the light install pulled in {heavy}"; print("light install: SDK and toolkit import; no server packages")'
+	TIKTOKEN_CACHE_DIR=$$($(PY) -c 'from infra.tokenizer_files import litellm_tokenizer_dir as d; print(d())') \
+	  $(LIGHT)/bin/python -m pytest -q tests/extraction tests/toolout/toolkit
 
 bench: install redis
 	$(PY) bench/run_all.py

@@ -7,19 +7,29 @@ fixture) is marked `integration`, plus `redis` or `s3` for the server it needs, 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import pytest
 
-pytest_plugins = [
-    "tests.fixtures.redis",
-    "tests.fixtures.s3",
-    "tests.fixtures.offline_model",
-    "tests.fixtures.api_server",
-    "tests.fixtures.stack",
-    "tests.fixtures.faults",
-    "tests.fixtures.model_faults",
-]
+SERVER_INSTALLED = all(importlib.util.find_spec(name) for name in ("fastapi", "celery", "redis", "litellm"))
+"""False on the light install (`pip install toolout[test]`), where only the engine and client suites run."""
+
+pytest_plugins = (
+    [
+        "tests.fixtures.redis",
+        "tests.fixtures.s3",
+        "tests.fixtures.offline_model",
+        "tests.fixtures.api_server",
+        "tests.fixtures.stack",
+        "tests.fixtures.faults",
+        "tests.fixtures.model_faults",
+        "tests.fixtures.multihost",
+        "tests.fixtures.measurements",
+    ]
+    if SERVER_INSTALLED
+    else []
+)
 
 SERVER_FIXTURES = {
     "redis": {"redis_url", "redis_client"},
@@ -32,13 +42,14 @@ SERVER_FIXTURES = {
         "stack",
         "faults_stack",
         "model_faults_stack",
+        "multihost_stack",
     },
 }
 
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # for this process and every child it starts
-    from infra.tokenizer_files import ensure_offline_encodings
+    from infra.tokenizer_files import ensure_offline_encodings  # stdlib only: finds litellm's BPE files if present
 
     ensure_offline_encodings()
 

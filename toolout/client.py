@@ -99,6 +99,10 @@ class ToolOutClient:
     def job(self, job_id: str, *, wait: float = 0) -> dict[str, Any]:
         return self._json("GET", f"/v1/extractions/{job_id}", params={"wait": wait} if wait else None)
 
+    def session_jobs(self, session_id: str) -> list[dict[str, Any]]:
+        """Every extraction job of the session, oldest first."""
+        return list(self._json("GET", f"/v1/sessions/{session_id}/extractions")["items"])
+
     def cancel(self, job_id: str) -> dict[str, Any]:
         return self._json("POST", f"/v1/extractions/{job_id}/cancel")
 

@@ -1,10 +1,16 @@
-"""The `toolout` command: run the API, a worker, the offline model, the end-to-end demo; manage API keys."""
+"""The server-side commands: run the API, a worker, Flower, the offline model, the demo; manage API keys.
+
+Each imports what it runs only when it runs, and on the light install (no `server` extra) says
+what to install instead of failing with a traceback.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -13,10 +19,33 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+
+server_app = typer.Typer()
+"""Its commands are merged into the top-level `toolout` app (`toolout.cli`)."""
+
+SERVER_PACKAGES = ("fastapi", "uvicorn", "celery", "redis", "boto3", "litellm", "pydantic_settings")
 
 
-@app.command()
+def needs_server(command: Callable[..., T]) -> Callable[..., T]:
+    """A command that runs part of the server: on the light install it says what to install instead of a traceback."""
+
+    @functools.wraps(command)
+    def checked(*args: Any, **kwargs: Any) -> T:
+        missing = [name for name in SERVER_PACKAGES if importlib.util.find_spec(name) is None]
+        if missing:
+            typer.echo(
+                f"`toolout {command.__name__.replace('_', '-')}` runs the server, which is not installed here "
+                f"(missing: {', '.join(missing)}): pip install 'toolout[server]'",
+                err=True,
+            )
+            raise typer.Exit(2)
+        return command(*args, **kwargs)
+
+    return checked
+
+
+@server_app.command()
+@needs_server
 def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
     """Serve the REST API (OpenAPI docs at /docs)."""
     import uvicorn
@@ -27,10 +56,11 @@ def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> N
     uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level=log_level)
 
 
-@app.command()
+@server_app.command()
+@needs_server
 def worker(
     concurrency: int = typer.Option(None, help="threads; default TOOLOUT_WORKER_CONCURRENCY"),
-    queues: str = "extract,map,reduce,agent",
+    queues: str = "extract,map,reduce,agent,webhooks",
     name: str = typer.Option(None, help="node name; default toolout-<random>"),
     log_level: str = "info",
 ) -> None:
@@ -60,7 +90,8 @@ def worker(
     )
 
 
-@app.command()
+@server_app.command()
+@needs_server
 def flower(port: int = 5555, address: str = "127.0.0.1") -> None:
     """Serve Flower (Celery's monitor) for the workers on TOOLOUT_BROKER_URL; needs the `compose` extra."""
     from infra.settings import get_settings
@@ -69,7 +100,8 @@ def flower(port: int = 5555, address: str = "127.0.0.1") -> None:
     create_celery(get_settings()).start(["flower", f"--port={port}", f"--address={address}"])
 
 
-@app.command("offline-model")
+@server_app.command("offline-model")
+@needs_server
 def offline_model(host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve the deterministic offline model (OpenAI-compatible, no LLM inside; knobs: TOOLOUT_OFFLINE_*)."""
     from infra.offline_model.server import serve
@@ -77,7 +109,8 @@ def offline_model(host: str = "127.0.0.1", port: int = 8765) -> None:
     serve(host, port)
 
 
-@app.command()
+@server_app.command()
+@needs_server
 def demo(
     size_mb: int = typer.Option(20, help="size of the generated JSON tool output"),
     log_mb: int = typer.Option(50, help="size of the generated service log"),
@@ -94,7 +127,6 @@ def demo(
 keys_app = typer.Typer(
     no_args_is_help=True, help="Manage API keys in Redis (TOOLOUT_REDIS_URL); only sha256 hashes are stored."
 )
-app.add_typer(keys_app, name="keys")
 
 
 def _key_store() -> ApiKeyStore:
@@ -117,6 +149,7 @@ def _or_exit(action: Callable[[], T]) -> T:
 
 
 @keys_app.command("create")
+@needs_server
 def keys_create(tenant: str = typer.Option(..., help="the tenant the key acts for (letters, digits, . _ -)")) -> None:
     """Create a key and print it on stdout, once: it is not stored anywhere, only its hash is."""
     key, info = _or_exit(lambda: _key_store().create(tenant))
@@ -125,6 +158,7 @@ def keys_create(tenant: str = typer.Option(..., help="the tenant the key acts fo
 
 
 @keys_app.command("list")
+@needs_server
 def keys_list() -> None:
     """Every key: hash, tenant, where it comes from (settings or redis) and when it was created."""
     import datetime
@@ -137,6 +171,7 @@ def keys_list() -> None:
 
 
 @keys_app.command("revoke")
+@needs_server
 def keys_revoke(
     hash_prefix: str = typer.Argument(
         ..., help="at least 8 hex characters of the key's hash (from `toolout keys list`)"
@@ -145,7 +180,3 @@ def keys_revoke(
     """Delete a key stored in Redis; requests with it are refused (401) from now on."""
     info = _or_exit(lambda: _key_store().revoke(hash_prefix))
     typer.echo(f"revoked {info.key_hash} (tenant {info.tenant!r})")
-
-
-if __name__ == "__main__":
-    app()

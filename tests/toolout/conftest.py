@@ -1,0 +1,41 @@
+"""A live API for client-side tests: real HTTP on loopback, in-memory stores, jobs run in-process.
+
+No Redis, no Celery: the app runs under uvicorn in a thread, and a `LocalDispatcher` runs each job's
+steps with a scripted model, so the SDK and the CLI see exactly what they would from the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from api.app import create_app
+from api.deps import Services
+from extraction.mapreduce import ModelLimits
+from infra.settings import Settings
+from infra.stores import Stores, open_stores
+from tests.fixtures.api_server import serve_app
+from tests.workers.conftest import needle_model
+from tests.workers.test_pipeline import NEEDLE
+from workers.local import LocalDispatcher
+from workers.runtime import build_runtime
+
+
+@dataclass
+class LiveApi:
+    url: str
+    stores: Stores
+
+
+@pytest.fixture()
+def live_api() -> Iterator[LiveApi]:
+    settings = Settings(redis_url="memory://", blob_store="memory://", auth_mode="dev", max_chunks_for_full_mode=100)
+    stores = open_stores(settings)
+    runtime = build_runtime(settings, stores, needle_model(NEEDLE), limits=ModelLimits(4000, 500))
+    dispatcher = LocalDispatcher(runtime, concurrency=4)
+    app = create_app(services=Services(settings=settings, stores=stores, dispatcher=dispatcher))
+    with serve_app(app) as url:
+        yield LiveApi(url, stores)
+    dispatcher.close()

@@ -1,0 +1,20 @@
+"""The `toolout` command: client commands for people and scripts, and the commands that run the server.
+
+\b
+  toolout store big.json                      the session, the handle and the too-large message
+  toolout extract HANDLE "what to extract"    a live progress bar, then the ABSTRACT
+  toolout api | worker | offline-model | demo | keys ...   the server (needs toolout[server])
+"""
+
+from __future__ import annotations
+
+import typer
+
+from toolout.cli.client import client_app
+from toolout.cli.server import keys_app, server_app
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, rich_markup_mode=None)
+app.registered_commands += client_app.registered_commands + server_app.registered_commands
+app.add_typer(keys_app, name="keys")
+
+__all__ = ["app"]
