@@ -22,6 +22,7 @@ from starlette.routing import Match
 
 from extraction.errors import Conflict, InvalidInput, NotFound, PatternError, PayloadTooLarge, ToolOutError
 from infra.errors import BackendUnavailable, BudgetExceeded, IdempotencyKeyReused, TooManyRequests, Unauthorized
+from infra.webhooks import InvalidCallbackUrl, WebhooksNotConfigured
 
 log = logging.getLogger("toolout.api")
 
@@ -38,6 +39,8 @@ _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     RangeNotSatisfiable: 416,
     IdempotencyKeyReused: 422,
     BudgetExceeded: 422,
+    InvalidCallbackUrl: 422,
+    WebhooksNotConfigured: 422,
     PayloadTooLarge: 413,
     PatternError: 400,
     InvalidInput: 400,

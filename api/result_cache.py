@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from api.deps import Services
+from api.schemas import ExtractionRequest
 from extraction.errors import NotFound
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobRecord, new_job
@@ -42,10 +43,15 @@ def find_source(services: Services, key: str, tenant: str) -> JobRecord | None:
 
 
 def serve_cached(
-    services: Services, key: str, source: JobRecord, output: OutputRecord, extract: str, mode: str
+    services: Services, key: str, source: JobRecord, output: OutputRecord, body: ExtractionRequest
 ) -> JobRecord:
-    """A new job on `output`, finished with `source`'s answer; itself a source for the next request."""
-    job = answered_from(source, new_job(output, extract, mode, model=services.settings.model))
+    """A new job on `output`, finished with `source`'s answer; itself a source for the next request.
+
+    Its own `callback_url`, if the request gave one, is called like any finished job's.
+    """
+    settings = services.settings
+    requested = new_job(output, body.extract, body.mode, model=settings.model, callback_url=body.callback_url)
+    job = answered_from(source, requested)
     services.jobs.create_finished(job)
     offer(services, key, job)
     return job

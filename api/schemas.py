@@ -154,6 +154,17 @@ class ExtractionRequest(BaseModel):
     max_cost_usd: float | None = Field(
         None, ge=0, description="refuse (422) when the estimated cost is higher, or unknown (an unpriced model)"
     )
+    callback_url: Annotated[str, StringConstraints(max_length=2048)] | None = Field(
+        None, description="http(s) URL the finished job is POSTed to, signed (see GET /v1/webhooks/secret)"
+    )
+
+
+class WebhookSecret(BaseModel):
+    """The tenant's webhook signing secret and how to check a delivery with it."""
+
+    secret: str = Field(description="HMAC-SHA256 key for the X-Toolout-Signature header")
+    header: str = Field(description="the signature header's name")
+    scheme: str = Field(description="how the signature is computed")
 
 
 _JOB_FIELDS: dict[str, Any] = {

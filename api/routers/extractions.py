@@ -33,6 +33,7 @@ from infra.idempotency import fingerprint
 from infra.jobstore import JobRecord, JobStatus, JobStore, new_job
 from infra.records import OutputRecord, RecordStore
 from infra.settings import Settings
+from infra.webhooks import WebhooksNotConfigured, check_callback_url
 from workers.dispatcher import Dispatcher
 
 router = APIRouter(prefix=f"{API_PREFIX}/extractions", tags=["extractions"])
@@ -93,7 +94,7 @@ def create_extraction(
         source = result_cache.find_source(services, key, tenant) if key and body.cache else None
         if key and source is not None:
             metrics.cache_hits.labels(tenant).inc()
-            return _answered(result_cache.serve_cached(services, key, source, output, body.extract, body.mode.value))
+            return _answered(result_cache.serve_cached(services, key, source, output, body))
         if body.max_input_tokens is not None or body.max_cost_usd is not None:
             check_budget(
                 _estimate(services, output, body),
@@ -115,12 +116,14 @@ def _check_extract(body: ExtractionRequest, settings: Settings) -> None:
         raise validation_error(
             ("body", "extract"), f"at most {settings.max_extract_chars} characters", "string_too_long"
         )
+    if body.callback_url is not None:
+        check_webhook(settings, body.callback_url)
 
 
 def _create(services: Services, output: OutputRecord, body: ExtractionRequest) -> JobRecord:
     """Write the job (admitted against the tenant's live-job cap), then hand it to the workers."""
     settings = services.settings
-    record = new_job(output, body.extract, body.mode, model=settings.model)
+    record = new_job(output, body.extract, body.mode, model=settings.model, callback_url=body.callback_url)
     job = services.jobs.create(record, max_live=settings.max_concurrent_jobs_per_tenant)
     _submit(services.jobs, services.dispatcher, job)
     return job
@@ -156,6 +159,13 @@ def estimate(body: ExtractionRequest, services: ServicesDep, tenant: Tenant) -> 
 def estimate_is_post_only() -> None:
     """405 (Allow: POST): without this route `GET /{job_id}` would take `estimate` for a malformed job id."""
     raise StarletteHTTPException(status.HTTP_405_METHOD_NOT_ALLOWED)
+
+
+def check_webhook(settings: Settings, url: str) -> None:
+    """422 unless webhooks are configured and the URL is one we may call (http(s), public unless allowed)."""
+    if settings.webhook_secret is None:
+        raise WebhooksNotConfigured("this deployment sends no webhooks (TOOLOUT_WEBHOOK_SECRET is not set)")
+    check_callback_url(url, allow_private=settings.webhook_allow_private)
 
 
 def _accepted(job: JobRecord) -> JSONResponse:

@@ -9,15 +9,17 @@ from infra.jobstore import JobRecord, JobStatus
 
 
 def cacheable(job: JobRecord) -> bool:
-    """A job whose answer may be served again: succeeded with a real final report and no fallback.
+    """A job whose answer may be served again: succeeded with a real final report, no fallback, nothing lost.
 
     That leaves out failures, cancels, the truncate fallback (its answer says the strategy broke),
-    explicit truncate (no model: nothing to save) and the unknown-handle answer (no report).
+    explicit truncate (no model: nothing to save), the unknown-handle answer (no report) and a
+    partial answer (`chunks_failed`: its WARNING names parts a transient fault may have cost it).
     """
     return (
         job.status is JobStatus.SUCCEEDED
         and job.report is not None
         and job.fallback_reason is None
+        and job.chunks_failed == 0
         and job.result is not None
     )
 

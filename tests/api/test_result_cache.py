@@ -193,10 +193,16 @@ def test_a_different_request_or_tool_call_is_not_the_same_answer(api: Api, chang
         {"status": JobStatus.SUCCEEDED, "result": "ABSTRACT … truncate", "mode_used": "truncate"},
         {"status": JobStatus.FAILED, "result": "TOOL_OUTPUT FAILED …", "error": "boom"},
         {"status": JobStatus.CANCELED, "error": "canceled by the client"},
+        {
+            "status": JobStatus.SUCCEEDED,
+            "result": "ABSTRACT … WARNING: 1 of 9 chunks",
+            "report": {},
+            "chunks_failed": 1,
+        },
     ],
-    ids=["fallback", "explicit-truncate", "failed", "canceled"],
+    ids=["fallback", "explicit-truncate", "failed", "canceled", "partial"],
 )
-def test_fallbacks_failures_and_cancels_are_never_served(api: Api, ending: dict[str, Any]) -> None:
+def test_fallbacks_partial_answers_failures_and_cancels_are_never_served(api: Api, ending: dict[str, Any]) -> None:
     _, handle = api.upload()
     first = api.extract(handle).json()
     fields = {name: value for name, value in ending.items() if name != "status"}

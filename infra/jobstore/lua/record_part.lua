@@ -1,8 +1,10 @@
 -- Store a map/reduce output once and count it, on the job and in the usage totals.
--- KEYS: job, parts hash, ..., usage totals (always the last key).
--- ARGV: index, text, counter field ('' = none), calls, input tokens, output tokens, cost ('' = unknown), ttl.
--- Returns -1 unknown job, 0 already stored, 1 stored.
+-- KEYS: job, parts hash, failures hash, usage totals (always the last key).
+-- ARGV: index, text, counter field ('' = none), calls, input tokens, output tokens, cost ('' = unknown), ttl,
+-- the part's failure field ('<level>:<index>').
+-- Returns -1 unknown job, 0 already settled (stored, or recorded as failed), 1 stored.
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[3], ARGV[9]) == 1 then return 0 end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('EXPIRE', KEYS[2], ARGV[8])
 if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[3], 1) end
