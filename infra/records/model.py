@@ -58,6 +58,7 @@ class OutputRecord(BaseModel):
     source: str | None = Field(None, description='the tool name, "input" or "export"; None: the tool name')
     chars: int | None = Field(None, ge=0, description="characters (UTF-8); None for outputs stored before")
     preview: str = ""
+    parts: int = Field(1, ge=1, description="uploads appended into this version; more than one: the content is text")
     inline: bytes | None = Field(None, description="the content itself when small (then no blob exists)")
 
     @property

@@ -182,10 +182,12 @@ def test_a_replayed_upload_stores_nothing_new(api_server: ApiServer, client: htt
     session, headers = client.post("/v1/sessions").json()["id"], key()
     first = upload(client, session, headers)
     assert first.status_code == 201 and first.headers["location"] == f"/v1/outputs/{first.json()['handle']}"
+    stored = blob_files(api_server)  # none when the output is small enough to live in its record
     again = upload(client, session, headers)
     same_response(first, again)
-    assert len(blob_files(api_server)) == 1
+    assert blob_files(api_server) == stored
     assert client.get(f"/v1/sessions/{session}").json()["outputs"] == [first.json()["handle"]]
+    assert client.get(f"/v1/sessions/{session}/variables").json()["items"][0]["handle"] == first.json()["handle"]
 
 
 @pytest.mark.parametrize(
@@ -195,8 +197,11 @@ def test_a_replayed_upload_stores_nothing_new(api_server: ApiServer, client: htt
         {"headers": {"X-Tool-Name": "other-tool"}},
         {"headers": {"X-Tool-Args": '{"n": 1}'}},
         {"params": {"store": "if_oversized"}},
+        {"params": {"name": "other"}},
+        {"params": {"output": "variable:routed"}},
+        {"headers": {"X-Output": "file:out.md", "X-Write-Mode": "replace"}},
     ],
-    ids=["body", "tool name", "tool args", "store policy"],
+    ids=["body", "tool name", "tool args", "store policy", "name", "output", "write mode"],
 )
 def test_an_upload_with_the_same_key_but_another_request_is_a_422(
     api_server: ApiServer, client: httpx.Client, change: dict[str, Any]
