@@ -8,7 +8,8 @@ compact JSON (past that it is counted, not kept, so the error can say how big it
 bounded by the limit, not by the document.
 
 * Skipped values are consumed as events, never built; the walk stops as soon as the value is built
-  (the rest of the document is not read), except for the whole document, which must end cleanly.
+  (the rest of the document is not read), unless `complete=True` (content only sniffed as JSON must
+  prove it is one document: `[2026-01-01] INFO` starts like an array) or the value is the whole document.
 * A negative index (`[-1]`) needs the array's length first: the array is counted in one pass and
   the walk starts again with the index made positive (one extra pass per negative index).
 * A document that does not parse raises `NotJSONDocument`; the caller decides (text, or `not_json`).
@@ -97,12 +98,19 @@ def _next(events: Iterator[Event]) -> Event:
     return event
 
 
-def lookup_json(open_blocks: OpenBlocks, ref: Ref, *, max_chars: int | None = None, handle: str | None = None) -> Any:
+def lookup_json(
+    open_blocks: OpenBlocks,
+    ref: Ref,
+    *,
+    max_chars: int | None = None,
+    handle: str | None = None,
+    complete: bool = False,
+) -> Any:
     """The value at `ref.path` in the JSON document `open_blocks()` streams (opened again per pass)."""
     path, exact = ref.path, False
     while True:
         try:
-            return _walk(_events(open_blocks(), exact=exact), ref, path, max_chars, handle)
+            return _walk(_events(open_blocks(), exact=exact), ref, path, max_chars, handle, complete)
         except _Restart as restart:
             path = restart.path
         except _Overflow:
@@ -117,6 +125,7 @@ def _walk(
     path: tuple[str | int, ...],
     limit: int | None,
     handle: str | None,
+    complete: bool,
 ) -> Any:
     try:
         event = _next(events)
@@ -127,6 +136,9 @@ def _walk(
             raise value_too_large(format_ref(ref), value.chars, limit or 0, handle)
         if not path and next(events, None) is not None:
             raise NotJSONDocument("more than one JSON value")
+        if complete:
+            for _ in events:  # the rest must parse, up to a clean end
+                pass
         return value.value
     finally:
         events.close()

@@ -5,7 +5,9 @@ unchanged against `SessionVariables`; this module only answers "what is `$name.p
 version, reading no more of it than the answer needs:
 
 * JSON (`infra.content` decides what may be JSON; appended content, `parts` > 1, is text): the path
-  is walked while the document streams (`infra.json_stream`), the value built up to the limit.
+  is walked while the document streams (`infra.json_stream`), the value built up to the limit. With a
+  JSON content type the walk stops at the value; content only sniffed as JSON (`text/plain` starting
+  with `{` or `[`) is parsed to its end, since only a complete parse proves it is JSON.
 * Text: the whole text, refused up front when its character count is over the limit; any path into
   it is `NotJSON`. JSON-looking content that does not parse is text.
 
@@ -19,12 +21,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from extraction.errors import NotFound
 from extraction.variable_errors import not_json, unknown_variable, value_too_large
 from extraction.variable_refs import Ref, format_ref
 from infra.blobstore import BlobStore
-from infra.content import HEAD_BYTES, iter_content, json_candidate, read_content
+from infra.content import HEAD_BYTES, iter_content, json_candidate, json_declared, read_content
 from infra.json_stream import NotJSONDocument, lookup_json
 from infra.records import OutputRecord, RecordStore, SessionRecord, Space
+
+
+class VariableNotFound(NotFound):
+    """GET of a name the session does not have: a 404 (a `$name` in a tool call is a 422 `UnknownVariable`)."""
+
+    code = "unknown_variable"
+
+
+def variable_not_found(name: str, available: Sequence[str]) -> VariableNotFound:
+    """The same words and `details` (`available`, `available_count`) as the resolver's error, as a 404."""
+    err = unknown_variable(name, available)
+    return VariableNotFound(err.message, **err.details)
 
 
 class SessionVariables:
@@ -54,6 +69,13 @@ class SessionVariables:
             self._records[name] = self.records.find_output(handle, self.session.tenant) if handle else None
         return self._records[name]
 
+    def existing(self, name: str) -> OutputRecord:
+        """The current version of `name`; a 404 listing the session's names when there is none."""
+        record = self.record(name)
+        if record is None:
+            raise variable_not_found(name, self.names())
+        return record
+
     def all_records(self) -> list[OutputRecord]:
         """Every variable's current version, oldest first (one round trip)."""
         found = self.records.get_outputs(self.handles.values(), self.session.tenant)
@@ -75,8 +97,9 @@ def value_of(blobs: BlobStore, record: OutputRecord, ref: Ref, *, max_chars: int
         def blocks() -> Iterator[bytes]:
             return iter_content(blobs, record, block_size=block_size)
 
+        complete = not json_declared(record.content_type)  # sniffed: the whole content must parse
         try:
-            return lookup_json(blocks, ref, max_chars=max_chars, handle=record.handle)
+            return lookup_json(blocks, ref, max_chars=max_chars, handle=record.handle, complete=complete)
         except NotJSONDocument:
             pass
     if ref.path:

@@ -99,7 +99,7 @@ class RecordStore(Protocol):
 
     # --- retired versions ---------------------------------------------------------------------
     def retire_output(self, record: OutputRecord, at: float) -> None:
-        """Mark a version replaced (at time `at`); `retired_outputs` hands it to the sweeper later."""
+        """Mark a version replaced at time `at` (again: postpone it); `retired_outputs` hands it to the sweeper."""
         ...
 
     def retired_outputs(self, before: float, limit: int = 100) -> list[OutputRecord]:

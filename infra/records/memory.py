@@ -145,7 +145,7 @@ class MemoryRecordStore(RecordStore):
     def retire_output(self, record: OutputRecord, at: float) -> None:
         with self._lock:
             if record.handle in self._outputs:
-                self._retired.setdefault(record.handle, at)
+                self._retired[record.handle] = at
 
     def retired_outputs(self, before: float, limit: int = 100) -> list[OutputRecord]:
         with self._lock:

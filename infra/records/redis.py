@@ -159,7 +159,7 @@ class RedisRecordStore(RecordStore):
     # --- retired versions ---------------------------------------------------------------------
     def retire_output(self, record: OutputRecord, at: float) -> None:
         with redis_errors():
-            self._r.zadd(keys.RETIRED_OUTPUTS, {record.handle: at}, nx=True)
+            self._r.zadd(keys.RETIRED_OUTPUTS, {record.handle: at})
 
     def retired_outputs(self, before: float, limit: int = 100) -> list[OutputRecord]:
         with redis_errors():

@@ -110,7 +110,10 @@ def test_a_field_is_found_without_reading_the_rest_of_the_document() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(["a", "b", "x0", "é", "0", "", "k y"]), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(["a", "b", "x0", "é", "0", "", "k y"]), inner, max_size=4)
+    ),
     max_leaves=20,
 )
 path_keys = st.lists(st.one_of(st.integers(-5, 5), st.sampled_from(["a", "b", "x0", "é"])), max_size=3)
@@ -142,3 +145,10 @@ def test_streamed_lookup_equals_the_in_memory_walk(
 def test_integers_beyond_64_bits_are_read_as_json_reads_them() -> None:
     big = {"id": 123456789012345678901234567890, "items": [2**70, -(2**65)]}
     assert lookup(big, "id") == big["id"] and lookup(big, "items", -1) == -(2**65)
+
+
+def test_a_sniffed_document_must_parse_to_its_end_even_when_the_field_came_first() -> None:
+    log = opener(b"[2026-01-01] INFO start")
+    with pytest.raises(NotJSONDocument):
+        lookup_json(log, Ref("doc", (0,)), complete=True)
+    assert lookup_json(opener(b"[7, 8] trailing"), Ref("doc", (0,))) == 7  # declared JSON: stops at the value
