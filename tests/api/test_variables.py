@@ -15,7 +15,7 @@ import pytest
 
 from extraction.variable_prompts import FULL_HEADER, LIST_TITLE, MINIMAL_HEADER, NO_VARIABLES
 from extraction.variables import DictVariableSource, interpolate
-from tests.api.session_client import new_session, resolve, stored, upload, variables
+from tests.api.session_client import new_session, resolve, stored, upload
 from tests.fixtures.api_server import ApiServer, assert_error
 
 NYC = {"temperature": 72, "humidity": 45, "conditions": "sunny", "wind": {"mph": 5}}
@@ -40,7 +40,9 @@ def test_the_seed_conversation_compare_gets_both_weather_objects_typed(client: h
     assert said.json()["value"] == "NYC is 72°F vs London's 58°F"
     text = client.get(f"/v1/sessions/{session}/instructions").text
     assert text.startswith(FULL_HEADER + LIST_TITLE)
-    assert '- `$weather_nyc` (get-weather): {"temperature":72,"humidity":45,"conditions":"sunny","wind":{"mph":5}}' in text
+    assert (
+        '- `$weather_nyc` (get-weather): {"temperature":72,"humidity":45,"conditions":"sunny","wind":{"mph":5}}' in text
+    )
     assert "- `$weather_london` (get-weather): " in text
 
 
