@@ -245,7 +245,9 @@ def search(
 
 
 @router.post(
-    "/{session_id}/variables/{name}/export", response_model=ExportView, responses=error_responses(404, 409, 422)
+    "/{session_id}/variables/{name}/export",
+    response_model=ExportView,
+    responses=error_responses(400, 404, 409, 422, 503),
 )
 def export(
     session_id: uuid.UUID, name: NameParam, body: ExportRequest, services: ServicesDep, tenant: Tenant

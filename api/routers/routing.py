@@ -20,7 +20,7 @@ from extraction.output_routing import RoutingSpec, tool_routes_from_mapping
 router = APIRouter(prefix=f"{API_PREFIX}/routing", tags=["routing"])
 
 
-@router.post("/parse", response_model=RoutingSpec, responses=error_responses(422))
+@router.post("/parse", response_model=RoutingSpec, responses=error_responses(400, 422))
 def parse_routing(body: RoutingParseRequest) -> RoutingSpec:
     """The typed routing spec of directive text or of the dict form."""
     if body.text is not None:

@@ -79,7 +79,7 @@ def get_variable(
     return variable_view(session_variables(services, session_id, tenant).existing(name))
 
 
-@router.post("/{session_id}/resolve", response_model=ResolveResult, responses=error_responses(404, 422, 503))
+@router.post("/{session_id}/resolve", response_model=ResolveResult, responses=error_responses(400, 404, 422, 503))
 def resolve_value(session_id: uuid.UUID, body: ResolveRequest, services: ServicesDep, tenant: Tenant) -> ResolveResult:
     """Seed 000's rules over any JSON: a whole `"$name.path"` becomes the typed value, refs in longer strings are
     interpolated; an unknown or missing whole reference is a 422 naming what exists; `$HOME` in text is a warning."""

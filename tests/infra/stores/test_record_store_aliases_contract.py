@@ -128,3 +128,13 @@ def test_dropping_a_session_removes_its_names_paths_counters_and_retired_version
     assert records.retired_outputs(before=float("inf")) == []
     again = records.create_session()
     assert records.next_count(again.id, "search") == 1
+
+
+def test_retiring_again_postpones(records: RecordStore, clock: Clock) -> None:
+    session = records.create_session()
+    record = output(session.id)
+    records.put_output(record)
+    records.retire_output(record, at=clock.now)
+    records.retire_output(record, at=clock.now + 100)
+    assert records.retired_outputs(before=clock.now + 50) == []
+    assert [r.handle for r in records.retired_outputs(before=clock.now + 101)] == [record.handle]
