@@ -284,8 +284,10 @@ class Part:
         return self._version
 
     def _write(self) -> OutputRecord:
-        writer, known = self.writer, self.known
-        inline = self._small_content()
+        writer, inline = self.writer, self._small_content()
+        if inline is not None and (self.known.chars is None or self.known.head is None):
+            self.known = replace(self.known, chars=count_chars(inline), head=inline[:HEAD_BYTES])
+        known = self.known
         record = writer.record(self.meta, known, inline=inline, created_at=None)
         if inline is not None:
             return record

@@ -108,7 +108,7 @@ def _run(store: SessionBuffers | _Capture, args: dict[str, Any]) -> str:
 # --- the tool call ----------------------------------------------------------------------------
 @router.post(
     "/{session_id}/buffer_ops",
-    response_class=PlainTextResponse,
+    response_model=None,
     responses={**_TOOL_RESULT, **error_responses(404, 422, 503)},
     openapi_extra=_TOOL_CALL_BODY,
 )

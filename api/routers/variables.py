@@ -120,7 +120,7 @@ async def _resolved(request: Request, stream: VariableStream) -> AsyncIterator[b
 
 @router.get(
     "/{session_id}/instructions",
-    response_class=PlainTextResponse,
+    response_model=None,
     responses={**_TEXT_RESPONSE, **error_responses(404, 422)},
 )
 def get_instructions(
