@@ -20,7 +20,7 @@ bounded by the limit, not by the document.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, Final
 
 import ijson
@@ -273,15 +273,3 @@ def _put(result: Any, key: str | None, item: Any) -> None:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else compact_json(value)
-
-
-def is_json_document(blocks: Iterable[bytes]) -> bool:
-    """Whether the blocks hold exactly one JSON value (what a small output is checked with at write time)."""
-    events = _events(iter(blocks))
-    try:
-        _skip(events, _next(events))
-        return next(events, None) is None
-    except NotJSONDocument:
-        return False
-    finally:
-        events.close()

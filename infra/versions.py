@@ -255,10 +255,9 @@ class Part:
         *,
         write_blob: WriteBlob,
         source: Source | None = None,
-        inline: bytes | None = None,
     ) -> None:
         self.writer, self.meta, self.known = writer, meta, known
-        self._write_blob, self._source, self._inline = write_blob, source, inline
+        self._write_blob, self._source = write_blob, source
         self._version: OutputRecord | None = None
 
     @property
@@ -271,8 +270,6 @@ class Part:
 
     def blocks(self) -> Iterator[bytes]:
         block = self.writer.options.block_size
-        if self._inline is not None:
-            return iter([self._inline])
         if self._version is None and self._source is not None:
             return self._source.blocks(block)
         return iter_content(self.writer.blobs, self.version(), block_size=block)
@@ -302,8 +299,6 @@ class Part:
         return record
 
     def _small_content(self) -> bytes | None:
-        if self._inline is not None:
-            return self._inline
         if self._source is None or self.size > self.writer.options.inline_max_bytes:
             return None
         return b"".join(self._source.blocks(self.writer.options.block_size))
