@@ -28,7 +28,7 @@ from extraction.file_paths import fresh_file_path
 from extraction.output_routing import WriteMode
 from extraction.variable_names import default_name, fresh_name, tool_base_name
 from infra.records import OutputRecord, RecordStore, Space
-from infra.versions import Part, Writer
+from infra.versions import Part
 
 log = logging.getLogger("toolout.placement")
 
@@ -76,7 +76,7 @@ def place(records: RecordStore, part: Part, target: Target) -> OutputRecord:
 
 
 def _try(records: RecordStore, part: Part, target: Target) -> OutputRecord | None:
-    attempt = _start(records, part.writer, part, target)
+    attempt = _start(records, part, target)
     current = attempt.current
     if target.mode is WriteMode.APPEND and current is not None:
         version = part.writer.appended(current, part)
@@ -105,9 +105,9 @@ def _placement_fields(space: Space, key: str, current: OutputRecord | None, vers
     return fields
 
 
-def _start(records: RecordStore, writer: Writer, part: Part, target: Target) -> _Attempt:
+def _start(records: RecordStore, part: Part, target: Target) -> _Attempt:
     """Which key this attempt writes, and what it expects the alias to hold now."""
-    session = writer.session
+    session = part.writer.session
     if target.key is None:
         return _Attempt(_default_name(records, session.id, part.meta.tool_name), None, None)
     if target.mode is WriteMode.NEW:
