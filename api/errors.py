@@ -27,6 +27,7 @@ from extraction.file_paths import InvalidFilePath
 from extraction.output_routing import DirectiveError, InvalidDestination, InvalidSource
 from extraction.variable_errors import VariableError
 from infra.errors import BackendUnavailable, IdempotencyKeyReused, TooManyRequests, Unauthorized
+from infra.webhooks import InvalidCallbackUrl, WebhooksNotConfigured
 
 log = logging.getLogger("toolout.api")
 
@@ -49,6 +50,8 @@ _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     InvalidSource: 422,
     DirectiveError: 422,
     BufferOpError: 422,
+    InvalidCallbackUrl: 422,
+    WebhooksNotConfigured: 422,
     PayloadTooLarge: 413,
     PatternError: 400,
     InvalidInput: 400,

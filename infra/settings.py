@@ -75,6 +75,13 @@ class Settings(BaseSettings):
     task_time_limit_seconds: int = 300
     visibility_timeout_seconds: int = 3600
     map_retry_on_bad_report: int = 1
+    max_failed_chunk_fraction: float = Field(
+        0.25,
+        ge=0.0,
+        le=1.0,
+        description="a map-reduce job whose unreadable chunks exceed this share falls back to truncate; "
+        "fewer are named in a WARNING and the answer covers the rest (0 = any failed chunk falls back)",
+    )
 
     # --- read-grep sub-agent ------------------------------------------------------------------
     agent_max_turns: int = 15
@@ -94,6 +101,13 @@ class Settings(BaseSettings):
         2, description="a job past its deadline is retried until this many attempts, then failed"
     )
 
+    # --- webhooks ------------------------------------------------------------------------------
+    webhook_secret: str | None = Field(None, description="master secret the per-tenant signing secrets derive from")
+    webhook_allow_private: bool = Field(False, description="allow callback URLs on private/loopback networks")
+    webhook_timeout_seconds: float = 10.0
+    webhook_max_attempts: int = Field(8, ge=1)
+    webhook_retry_base_seconds: float = Field(2.0, gt=0, description="first retry delay; doubles each attempt")
+
     # --- api ----------------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8000
@@ -106,6 +120,7 @@ class Settings(BaseSettings):
         "s3_secret_access_key",
         "model_api_base",
         "model_api_key",
+        "webhook_secret",
         mode="before",
     )
     @classmethod

@@ -18,8 +18,10 @@ from infra.errors import BackendUnavailable
 from infra.jobstore import JobStore
 from workers import pipeline
 from workers.agent import run_read_grep
-from workers.celery_app import MAP, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START
+from workers.celery_app import MAP, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
+from workers.parts import Cover
 from workers.runtime import Runtime
+from workers.webhooks import deliver_once
 
 log = logging.getLogger("toolout.workers")
 
@@ -53,16 +55,23 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
         pipeline.run_map(rt, job_id, index, start, end)
 
     @task(REDUCE_STAGE)
-    def reduce_stage(job_id: str, level: int) -> None:
-        schedule(celery, rt.jobs, job_id, pipeline.run_reduce_stage(rt, job_id, level))
+    def reduce_stage(job_id: str, level: int, covers: list[Cover]) -> None:
+        schedule(celery, rt.jobs, job_id, pipeline.run_reduce_stage(rt, job_id, level, covers))
 
     @task(REDUCE_GROUP)
-    def reduce_group(job_id: str, level: int, group_index: int, members: list[int]) -> None:
-        pipeline.run_reduce_group(rt, job_id, level, group_index, members)
+    def reduce_group(job_id: str, level: int, group_index: int, members: list[int], cover: Cover) -> None:
+        pipeline.run_reduce_group(rt, job_id, level, group_index, members, cover)
 
     @task(READ_GREP)
     def read_grep(job_id: str) -> None:
         run_read_grep(rt, job_id)
+
+    @task(WEBHOOK)
+    def deliver_webhook(job_id: str, attempt: int) -> None:
+        """One attempt; the next one is a new message after the backoff (no worker thread sleeps on it)."""
+        delay = deliver_once(rt.settings, rt.jobs, job_id, attempt).retry_in
+        if delay is not None:
+            celery.send_task(WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=delay)
 
 
 def schedule(celery: Celery, jobs: JobStore, job_id: str, step: pipeline.Next) -> None:
@@ -84,10 +93,13 @@ def plan(celery: Celery, job_id: str, step: pipeline.Next) -> Planned | None:
         return celery.signature(name, args=args, immutable=True)
 
     if isinstance(step, pipeline.RunChunks):
-        return [sig(MAP, job_id, c.index, c.start, c.end) for c in step.chunks], sig(REDUCE_STAGE, job_id, 0)
+        maps = [sig(MAP, job_id, c.index, c.start, c.end) for c in step.chunks]
+        return maps, sig(REDUCE_STAGE, job_id, 0, step.covers)
     if isinstance(step, pipeline.RunReduceGroups):
-        header = [sig(REDUCE_GROUP, job_id, step.level, i, members) for i, members in enumerate(step.groups)]
-        return header, sig(REDUCE_STAGE, job_id, step.level + 1)
+        header = [
+            sig(REDUCE_GROUP, job_id, step.level, i, members, step.covers[i]) for i, members in enumerate(step.groups)
+        ]
+        return header, sig(REDUCE_STAGE, job_id, step.level + 1, step.covers)
     if isinstance(step, pipeline.RunAgent):
         return [], sig(READ_GREP, job_id)
     return None

@@ -13,7 +13,6 @@ from infra import keys
 from tests.fixtures.api_server import ApiServer, assert_error
 from tests.fixtures.servers import wait_until
 
-
 DATA = b"alpha\nbeta\ngamma\n" * 1200
 """Above TOOLOUT_INLINE_OUTPUT_MAX_BYTES, so each upload has blobs whose removal the tests check."""
 
