@@ -11,8 +11,8 @@ from extraction.agent import AgentBounds
 from extraction.chunking import Chunk, plan_chunks
 from extraction.mapreduce import ModelLimits
 from extraction.planning import PlanningRules
-from extraction.stats import TokenIndex
 from infra.blobstore import BlobStore
+from infra.content import read_content, token_index
 from infra.records import OutputRecord
 from infra.settings import Settings
 
@@ -36,12 +36,11 @@ def agent_bounds(settings: Settings, limits: ModelLimits) -> AgentBounds:
 
 
 def plan_output_chunks(blobs: BlobStore, output: OutputRecord, budget: int, overlap: float) -> list[Chunk]:
-    """The output's chunks at `budget` tokens each: its token index, and a ranged read at every cut."""
-    index = TokenIndex.model_validate_json(blobs.get_bytes(output.index_key))
-    key = output.blob_key
+    """The output's chunks at `budget` tokens each: its token index, and a ranged read at every cut
+    (of its blob, or of its inline bytes: `infra.content`)."""
     return plan_chunks(
-        index,
-        lambda start, end: blobs.read_range(key, start, end),
+        token_index(blobs, output),
+        lambda start, end: read_content(blobs, output, start, end),
         size=output.stats.bytes,
         budget_tokens=budget,
         overlap=overlap,

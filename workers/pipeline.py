@@ -21,6 +21,7 @@ from extraction.report import FinalReport, says_not_found
 from extraction.results import abstract_text
 from extraction.routing import Mode, RoutingDecision
 from extraction.tokens import decode_lossy
+from infra.content import read_content
 from infra.job_planning import plan_output_chunks, planning_rules
 from infra.jobstore import JobRecord, JobStatus
 from infra.records import OutputRecord
@@ -152,7 +153,7 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
     live = load(rt, job_id)
     if live is None or parts.settled(live.job, 0, index) or rt.jobs.chunk_output(job_id, index) is not None:
         return
-    text, _ = decode_lossy(rt.blobs.read_range(live.output.blob_key, start, end))
+    text, _ = decode_lossy(read_content(rt.blobs, live.output, start, end))
     try:
         report, usage = map_chunk(
             job_llm(rt, job_id),

@@ -15,6 +15,7 @@ from infra.apikeys import RedisApiKeyStore
 from infra.idempotency import RedisIdempotencyStore, StoredResponse
 from infra.jobstore import JobRecord, JobStatus, RedisJobStore
 from infra.jobstore.redis import CODEC
+from infra.records import RedisRecordStore, Space
 
 
 @pytest.fixture()
@@ -109,3 +110,16 @@ def test_usage_totals_are_one_hash_per_deployment_keyed_by_tenant_and_model(jobs
     }
     assert float(fields["acme\x1fopenai/m\x1fcost_usd"]) == pytest.approx(0.1)
     assert redis_client.ttl(keys.USAGE_TOTALS) == -1  # a counter since this Redis began
+
+
+def test_names_and_paths_are_one_hash_per_session_and_space(redis_client) -> None:
+    records = RedisRecordStore(redis_client, session_ttl_seconds=600)
+    session = records.create_session()
+    records.bind_alias(session.id, Space.VARIABLE, "foo", "h1", expected=None)
+    records.bind_alias(session.id, Space.FILE, "out/a.md", "h2", expected=None)
+    records.next_count(session.id, "search")
+    assert redis_client.hgetall(keys.session_aliases(session.id, "variable")) == {"foo": "h1"}
+    assert redis_client.hgetall(keys.session_aliases(session.id, "file")) == {"out/a.md": "h2"}
+    assert redis_client.hgetall(keys.session_counters(session.id)) == {"search": "1"}
+    records.drop_session_records(session.id)
+    assert redis_client.keys(f"*{session.id}*") == []
