@@ -69,3 +69,42 @@ def test_an_idempotent_submit_returns_the_same_job(toolout: ToolOutClient) -> No
     assert first["id"] == again["id"]
     done = toolout.wait(first["id"], timeout=30)
     assert done["status"] == "succeeded" and NEEDLE in done["result"]
+
+
+def test_the_async_client_runs_the_same_calls_over_real_http(live_api) -> None:
+    import asyncio
+
+    from toolout.client import AsyncToolOutClient
+
+    async def main() -> tuple[dict, str, str, list[dict]]:
+        async with AsyncToolOutClient(live_api.url) as client:
+            session = await client.create_session()
+            meta = await client.store(session, document(), tool_name="logs.fetch")
+            text = await client.tool_output(meta["handle"], "database pool errors")
+            lines = await client.read(meta["handle"], offset=1, limit=1)
+            jobs = await client.session_jobs(session)
+            await client.delete_session(session)
+            return meta, text, lines, jobs
+
+    meta, text, lines, jobs = asyncio.run(main())
+    assert meta["oversized"] and meta["message"].startswith("Tool output is too large (")
+    assert NEEDLE in text and text.startswith(f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {meta['handle']}")
+    assert lines.startswith("     1\t")
+    assert [job["status"] for job in jobs] == ["succeeded"]
+
+
+def test_the_async_client_streams_an_async_upload(live_api) -> None:
+    import asyncio
+
+    from toolout.client import AsyncToolOutClient
+
+    async def blocks():
+        for block in (b"alpha\n", b"beta\n", b"gamma\n"):
+            yield block
+
+    async def main() -> dict:
+        async with AsyncToolOutClient(live_api.url) as client:
+            session = await client.create_session()
+            return await client.store(session, blocks())
+
+    assert asyncio.run(main())["lines"] == 3

@@ -1,0 +1,86 @@
+"""Plans for extraction jobs: submit, poll, wait (long-poll or progress polling), cancel, `tool_output`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from toolout.sdk.plans import Plan, Sleep, ToolOutAPIError, call_json
+
+TERMINAL = {"succeeded", "failed", "canceled"}
+LONG_POLL_SECONDS = 5.0
+
+
+def submit(
+    handle: str, extract: str, mode: str = "auto", *, idempotency_key: str | None = None
+) -> Plan[dict[str, Any]]:
+    """Queue an extraction; with `idempotency_key`, resubmitting returns the same job instead of a second one."""
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    body = {"handle": handle, "extract": extract, "mode": mode}
+    return (yield from call_json("POST", "/v1/extractions", json=body, headers=headers))
+
+
+def job(job_id: str, *, wait: float = 0) -> Plan[dict[str, Any]]:
+    """The job record; `wait` > 0 long-polls until it changes state or `wait` seconds pass."""
+    params = {"wait": wait} if wait else None
+    return (yield from call_json("GET", f"/v1/extractions/{job_id}", params=params))
+
+
+def session_jobs(session_id: str) -> Plan[list[dict[str, Any]]]:
+    """Every extraction job of the session, oldest first."""
+    body = yield from call_json("GET", f"/v1/sessions/{session_id}/extractions")
+    return list(body["items"])
+
+
+def cancel(job_id: str) -> Plan[dict[str, Any]]:
+    return (yield from call_json("POST", f"/v1/extractions/{job_id}/cancel"))
+
+
+def wait(
+    job_id: str,
+    *,
+    timeout: float = 600,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    poll_interval: float = 0.1,
+) -> Plan[dict[str, Any]]:
+    """Wait until the job ends: long-polls, or polls every `poll_interval` when `on_progress` wants each record."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = max(0.0, deadline - time.monotonic())
+        record = yield from job(job_id, wait=0 if on_progress else min(LONG_POLL_SECONDS, left))
+        if on_progress:
+            on_progress(record)
+        if record["status"] in TERMINAL or time.monotonic() >= deadline:
+            return record
+        if on_progress:
+            yield Sleep(min(poll_interval, left))
+
+
+def tool_output(handle: str, extract: str, mode: str = "auto", *, timeout: float = 600) -> Plan[str]:
+    """The `tool_output` tool: submit, wait, and return the text to give the model.
+
+    An unknown handle is not an exception: the API's 404 carries the text the model should read.
+    Cancelled while waiting (a cancel token given to the transport), it cancels the job on the
+    service before the cancellation propagates: nobody will read that result.
+    """
+    try:
+        started = yield from submit(handle, extract, mode)
+    except ToolOutAPIError as exc:
+        if exc.status == 404 and "tool_result" in exc.details:
+            return str(exc.details["tool_result"])
+        raise
+    try:
+        finished = yield from wait(started["id"], timeout=timeout)
+    except asyncio.CancelledError:
+        yield from _cancel_quietly(started["id"])
+        raise
+    return str(finished.get("result") or f"tool_output job {started['id']} did not finish in {timeout:.0f}s")
+
+
+def _cancel_quietly(job_id: str) -> Plan[None]:
+    """Best effort: a job that already ended (409) or expired (404) needs no cancelling."""
+    with contextlib.suppress(ToolOutAPIError):
+        yield from cancel(job_id)
