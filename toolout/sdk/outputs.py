@@ -42,7 +42,11 @@ def store(
     `{"routed": true, "destination", "name", "path", "handle", "chars", "bytes", "manifest"}`.
     With `idempotency_key`, a retry after a dropped connection replays the first answer.
     """
-    headers = {"X-Tool-Name": tool_name, "X-Tool-Args": tool_args, "Content-Type": content_type}
+    headers: dict[str, str | bytes] = {
+        "X-Tool-Name": tool_name.encode("utf-8"),  # raw UTF-8: the API decodes it (httpx would refuse non-ASCII text)
+        "X-Tool-Args": tool_args.encode("utf-8"),
+        "Content-Type": content_type,
+    }
     if idempotency_key:
         headers["Idempotency-Key"] = idempotency_key
     params = {"store": store, "name": name, "output": output, "write_mode": write_mode}

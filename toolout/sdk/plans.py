@@ -10,7 +10,7 @@ once and runs on both `ToolOutClient` and `AsyncToolOutClient`.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, Callable, Generator, Iterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar, cast
 
@@ -57,7 +57,7 @@ class Request:
     params: Mapping[str, Any] | None = None
     json: Any = None
     content: Content | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str | bytes] = field(default_factory=dict)
     parse: Callable[[httpx.Response], Any] = parse_json
 
     def send_kwargs(self) -> dict[str, Any]:
@@ -75,7 +75,16 @@ class Sleep:
     seconds: float
 
 
-Effect = Request | Sleep
+@dataclass(frozen=True)
+class Local:
+    """Work a plan needs done in this process (the toolkit runs a tool this way): the sync transport
+    calls `run_sync()`, the async one awaits `run_async()`; the result is sent back into the plan."""
+
+    run_sync: Callable[[], Any]
+    run_async: Callable[[], Awaitable[Any]]
+
+
+Effect = Request | Sleep | Local
 Plan = Generator[Effect, Any, T]
 
 

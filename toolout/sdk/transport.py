@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 
-from toolout.sdk.plans import Effect, Plan, Request, Sleep, ToolOutAPIError, api_error
+from toolout.sdk.plans import Effect, Local, Plan, Request, Sleep, ToolOutAPIError, api_error
 
 T = TypeVar("T")
 
@@ -98,6 +98,8 @@ class SyncTransport:
                     raise
 
     def _perform(self, effect: Effect, cancel: Cancellation | None) -> Any:
+        if isinstance(effect, Local):
+            return effect.run_sync()
         if isinstance(effect, Sleep):
             if cancel is None:
                 time.sleep(effect.seconds)
@@ -137,6 +139,8 @@ class AsyncTransport:
                     raise  # the task itself was cancelled (or cancelled again): nothing to deliver
 
     async def _perform(self, effect: Effect) -> Any:
+        if isinstance(effect, Local):
+            return await effect.run_async()
         if isinstance(effect, Sleep):
             await asyncio.sleep(effect.seconds)
             return None
