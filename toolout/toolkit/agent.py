@@ -16,6 +16,7 @@ fine and only `run_agent` says what to install.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -55,6 +56,8 @@ class AgentOptions:
 
 
 def litellm_module() -> Any:
+    """litellm, imported on first use (seconds); its cost map from the package, not fetched from the internet."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     try:
         import litellm
     except ImportError as exc:
@@ -70,6 +73,9 @@ def completion_effect(options: AgentOptions, history: list[dict[str, Any]]) -> L
     request = {"model": options.model, "messages": list(history), **options.completion}
     if options.tools:
         request["tools"] = options.tools
+        # litellm 1.106 routes any request with tools through its MCP gateway, which imports the optional `mcp`
+        # package and fails without it; our tools are plain functions (the same flag as infra/llm.py's SKIP_MCP).
+        request["_skip_mcp_handler"] = True
     return Local(
         run_sync=lambda: litellm_module().completion(**request),
         run_async=lambda: litellm_module().acompletion(**request),
