@@ -21,7 +21,7 @@ from api.deps import Services, get_tenant
 from api.errors import error_responses, install_error_handlers
 from api.lifecycle import SWEEP_INTERVAL_SECONDS, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
-from api.routers import extractions, health, lines, outputs, sessions
+from api.routers import extractions, health, lines, outputs, sessions, webhooks
 from infra.settings import Settings, get_settings
 from infra.stores import open_stores
 from infra.tokenizer_files import ensure_offline_encodings
@@ -45,6 +45,7 @@ def create_app(
     settings = services.settings if services is not None else settings or get_settings()
     ensure_offline_encodings()  # uploads tokenize; tiktoken must not try to download its BPE files
     built = services if services is not None else build_services(settings)
+    built.jobs.listen_finished(built.dispatcher.finished)  # a cancel here ends a job too: its webhook goes out
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -69,7 +70,7 @@ def create_app(
     app.state.metrics = Metrics()
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_error_handlers(app)
-    for module in (sessions, outputs, lines, extractions):
+    for module in (sessions, outputs, lines, extractions, webhooks):
         app.include_router(module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401))
     app.include_router(health.router)  # probes and metrics stay open
     return app

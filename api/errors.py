@@ -22,6 +22,7 @@ from starlette.routing import Match
 
 from extraction.errors import Conflict, InvalidInput, NotFound, PatternError, PayloadTooLarge, ToolOutError
 from infra.errors import BackendUnavailable, IdempotencyKeyReused, TooManyRequests, Unauthorized
+from infra.webhooks import InvalidCallbackUrl, WebhooksNotConfigured
 
 log = logging.getLogger("toolout.api")
 
@@ -37,6 +38,8 @@ class RangeNotSatisfiable(InvalidInput):
 _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     RangeNotSatisfiable: 416,
     IdempotencyKeyReused: 422,
+    InvalidCallbackUrl: 422,
+    WebhooksNotConfigured: 422,
     PayloadTooLarge: 413,
     PatternError: 400,
     InvalidInput: 400,

@@ -143,6 +143,17 @@ class ExtractionRequest(BaseModel):
         description="precise instructions about what to extract (blank is refused)"
     )
     mode: Mode = Field(Mode.AUTO, description="auto | full-chunked | read-grep | truncate")
+    callback_url: Annotated[str, StringConstraints(max_length=2048)] | None = Field(
+        None, description="http(s) URL the finished job is POSTed to, signed (see GET /v1/webhooks/secret)"
+    )
+
+
+class WebhookSecret(BaseModel):
+    """The tenant's webhook signing secret and how to check a delivery with it."""
+
+    secret: str = Field(description="HMAC-SHA256 key for the X-Toolout-Signature header")
+    header: str = Field(description="the signature header's name")
+    scheme: str = Field(description="how the signature is computed")
 
 
 _JOB_FIELDS: dict[str, Any] = {

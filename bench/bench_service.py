@@ -73,7 +73,7 @@ SHORT_ANSWERS = {"TOOLOUT_OFFLINE_ANSWER_BYTES": "200"}
 OVERLAP = 0.10
 P2_LATENCY_S = 0.5
 TOOL_NAME, TOOL_ARGS = "logs.fetch", '{"service": "*", "range": "30d"}'
-QUEUES = "extract,map,reduce,agent"
+QUEUES = "extract,map,reduce,agent,webhooks"
 
 
 # --- stacks --------------------------------------------------------------------------------------

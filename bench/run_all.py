@@ -4,9 +4,9 @@
 
 Each bench runs in its own interpreter, one after the other (they would compete for the same
 cores), prints its own table with targets and PASS/MISS, and is measured against a baseline taken
-in its own run. Default sizes are the targets' sizes (5-6 minutes on 2 cores); `--quick`
-shrinks the corpora and repetitions to check that everything still runs (about 3 minutes, most
-of it the service stacks) — its ratios are noisier and not the numbers to quote.
+in its own run. Default sizes are the targets' sizes (7-8 minutes on 2 cores, of which bench_fanout
+about 1.5); `--quick` shrinks the corpora and repetitions to check that everything still runs
+(about 4 minutes, most of it the service stacks) — its ratios are noisier and not the numbers to quote.
 
 Exit status: 0 when every bench exited 0; otherwise 1 (bench_grep and bench_service exit 1 when
 a target is missed, any bench exits non-zero when it crashes — its output above says which).
@@ -30,11 +30,13 @@ FULL = {
     "stats": ["bench_stats.py"],
     "grep": ["bench_grep.py"],
     "service": ["bench_service.py"],
+    "fanout": ["bench_fanout.py"],
 }
 QUICK = {
     "stats": ["bench_stats.py", "--mb", "20", "--stream-mb", "200", "--repeat", "1"],
     "grep": ["bench_grep.py", "--mb", "20", "--runs", "2", "--path", str(QUICK_GREP_LOG)],
     "service": ["bench_service.py", "--runs", "3", "--upload-mb", "30", "--log-mb", "20"],
+    "fanout": ["bench_fanout.py", "--runs-0ms", "2", "--runs-500ms", "1"],
 }
 
 

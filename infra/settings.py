@@ -83,6 +83,13 @@ class Settings(BaseSettings):
         2, description="a job past its deadline is retried until this many attempts, then failed"
     )
 
+    # --- webhooks ------------------------------------------------------------------------------
+    webhook_secret: str | None = Field(None, description="master secret the per-tenant signing secrets derive from")
+    webhook_allow_private: bool = Field(False, description="allow callback URLs on private/loopback networks")
+    webhook_timeout_seconds: float = 10.0
+    webhook_max_attempts: int = Field(8, ge=1)
+    webhook_retry_base_seconds: float = Field(2.0, gt=0, description="first retry delay; doubles each attempt")
+
     # --- api ----------------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8000
@@ -95,6 +102,7 @@ class Settings(BaseSettings):
         "s3_secret_access_key",
         "model_api_base",
         "model_api_key",
+        "webhook_secret",
         mode="before",
     )
     @classmethod

@@ -23,6 +23,8 @@ pytest_plugins = (
         "tests.fixtures.api_server",
         "tests.fixtures.stack",
         "tests.fixtures.faults",
+        "tests.fixtures.multihost",
+        "tests.fixtures.measurements",
     ]
     if SERVER_INSTALLED
     else []
@@ -31,7 +33,15 @@ pytest_plugins = (
 SERVER_FIXTURES = {
     "redis": {"redis_url", "redis_client"},
     "s3": {"s3_endpoint_url", "s3_options", "s3_bucket", "s3_store"},
-    "integration": {"offline_model_url", "local_stack", "s3_stack", "tight_stack", "stack", "faults_stack"},
+    "integration": {
+        "offline_model_url",
+        "local_stack",
+        "s3_stack",
+        "tight_stack",
+        "stack",
+        "faults_stack",
+        "multihost_stack",
+    },
 }
 
 

@@ -74,6 +74,7 @@ class LocalToolOut:
         self.stores: Stores = open_stores(self.settings)
         self.runtime = build_runtime(self.settings, self.stores, llm, limits=limits)
         self.dispatcher = LocalDispatcher(self.runtime)
+        self.stores.jobs.listen_finished(self.dispatcher.finished)
         self.session = self.stores.records.create_session()
 
     def store(

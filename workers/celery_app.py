@@ -18,14 +18,15 @@ from celery import Celery
 
 from infra.settings import Settings
 
-QUEUES = ("extract", "map", "reduce", "agent")
+QUEUES = ("extract", "map", "reduce", "agent", "webhooks")
 
-START, MAP, REDUCE_STAGE, REDUCE_GROUP, READ_GREP = (
+START, MAP, REDUCE_STAGE, REDUCE_GROUP, READ_GREP, WEBHOOK = (
     "toolout.start_extraction",
     "toolout.map_chunk",
     "toolout.reduce_stage",
     "toolout.reduce_group",
     "toolout.read_grep",
+    "toolout.deliver_webhook",
 )
 
 TASK_ROUTES = {
@@ -34,6 +35,7 @@ TASK_ROUTES = {
     REDUCE_STAGE: {"queue": "reduce"},
     REDUCE_GROUP: {"queue": "reduce"},
     READ_GREP: {"queue": "agent"},
+    WEBHOOK: {"queue": "webhooks"},
 }
 
 

@@ -10,7 +10,8 @@ from kombu.exceptions import OperationalError
 
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobStore
-from workers.celery_app import START
+from workers.celery_app import START, WEBHOOK
+from workers.webhooks import wants_webhook
 
 log = logging.getLogger("toolout.workers")
 
@@ -47,6 +48,15 @@ class CeleryDispatcher:
         with self.celery.connection_for_write() as connection:
             connection.ensure_connection(max_retries=1)
             self.celery.control.revoke(ids, connection=connection)
+
+    def finished(self, job_id: str) -> None:
+        """Queue the webhook task (retried with backoff on the `webhooks` queue); a broker outage is logged."""
+        if not wants_webhook(self.jobs, job_id):
+            return
+        try:
+            self.celery.send_task(WEBHOOK, args=[job_id, 1], queue="webhooks", retry=False)
+        except OperationalError as exc:
+            log.warning("job %s: could not queue its webhook: %s", job_id, exc)
 
     def ping(self) -> list[Any]:
         return list(self.celery.control.ping(timeout=1, limit=1) or [])

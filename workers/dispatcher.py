@@ -21,6 +21,10 @@ class Dispatcher(Protocol):
         """Best effort, never raises: drop the canceled job's queued work; returns how many tasks were revoked."""
         ...
 
+    def finished(self, job_id: str) -> None:
+        """A job just ended (the job store's finish listener): queue its webhook if it asked for one; never blocks."""
+        ...
+
     def ping(self) -> list[Any]:
         """One entry per worker that answered within a second (empty: none did)."""
         ...

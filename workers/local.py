@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -19,6 +20,7 @@ from extraction.errors import NotFound
 from workers import outcomes, pipeline
 from workers.agent import run_read_grep
 from workers.runtime import Runtime
+from workers.webhooks import deliver_once, wants_webhook
 
 log = logging.getLogger("toolout.workers.local")
 
@@ -42,6 +44,21 @@ class LocalDispatcher:
 
     def ping(self) -> list[Any]:
         return [{"local": {"ok": "pong"}}]
+
+    def finished(self, job_id: str) -> None:
+        """Deliver the job's webhook from a timer thread; retries are later timers, so nothing here waits."""
+        if wants_webhook(self.rt.jobs, job_id):
+            self._deliver(job_id, 1)
+
+    def _deliver(self, job_id: str, attempt: int, delay: float = 0.0) -> None:
+        def run() -> None:
+            retry_in = deliver_once(self.rt.settings, self.rt.jobs, job_id, attempt).retry_in
+            if retry_in is not None:
+                self._deliver(job_id, attempt + 1, retry_in)
+
+        timer = threading.Timer(delay, run)
+        timer.daemon = True
+        timer.start()
 
     # --- running ------------------------------------------------------------------------------
     def start(self, job_id: str) -> Future[None]:

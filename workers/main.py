@@ -29,6 +29,7 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
     celery = create_celery(settings)
     register_tasks(celery, rt)
     dispatcher = CeleryDispatcher(celery, rt.jobs)
+    rt.jobs.listen_finished(dispatcher.finished)  # webhooks: queued when a job ends, never awaited
 
     def on_ready(**_: Any) -> None:
         """Import litellm now (~5 s), not in the first job; start the watchdog once there are workers."""

@@ -18,8 +18,9 @@ from infra.errors import BackendUnavailable
 from infra.jobstore import JobStore
 from workers import pipeline
 from workers.agent import run_read_grep
-from workers.celery_app import MAP, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START
+from workers.celery_app import MAP, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
 from workers.runtime import Runtime
+from workers.webhooks import deliver_once
 
 log = logging.getLogger("toolout.workers")
 
@@ -63,6 +64,13 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
     @task(READ_GREP)
     def read_grep(job_id: str) -> None:
         run_read_grep(rt, job_id)
+
+    @task(WEBHOOK)
+    def deliver_webhook(job_id: str, attempt: int) -> None:
+        """One attempt; the next one is a new message after the backoff (no worker thread sleeps on it)."""
+        delay = deliver_once(rt.settings, rt.jobs, job_id, attempt).retry_in
+        if delay is not None:
+            celery.send_task(WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=delay)
 
 
 def schedule(celery: Celery, jobs: JobStore, job_id: str, step: pipeline.Next) -> None:

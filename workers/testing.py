@@ -21,6 +21,7 @@ class RecordingDispatcher:
     replies: list[Any] = field(default_factory=lambda: [{"celery@test": {"ok": "pong"}}])
     revoked_tasks: int = 0
     ping_error: Exception | None = None
+    finished_jobs: list[str] = field(default_factory=list)
 
     def submit(self, job_id: str) -> None:
         if self.error is not None:
@@ -30,6 +31,9 @@ class RecordingDispatcher:
     def revoke(self, job_id: str) -> int:
         self.revoked.append(job_id)
         return self.revoked_tasks
+
+    def finished(self, job_id: str) -> None:
+        self.finished_jobs.append(job_id)
 
     def ping(self) -> list[Any]:
         if self.ping_error is not None:

@@ -29,6 +29,8 @@ from infra.errors import BackendUnavailable
 from infra.idempotency import fingerprint
 from infra.jobstore import JobRecord, JobStatus, JobStore, new_job
 from infra.records import OutputRecord, RecordStore
+from infra.settings import Settings
+from infra.webhooks import WebhooksNotConfigured, check_callback_url
 from workers.dispatcher import Dispatcher
 
 router = APIRouter(prefix=f"{API_PREFIX}/extractions", tags=["extractions"])
@@ -82,10 +84,13 @@ def create_extraction(
         raise validation_error(
             ("body", "extract"), f"at most {settings.max_extract_chars} characters", "string_too_long"
         )
+    if body.callback_url is not None:
+        check_webhook(settings, body.callback_url)
 
     def produce() -> Response:
         output = _live_output(records, str(body.handle), tenant)
-        job = jobs.create(new_job(output, body.extract, body.mode), max_live=settings.max_concurrent_jobs_per_tenant)
+        record = new_job(output, body.extract, body.mode, callback_url=body.callback_url)
+        job = jobs.create(record, max_live=settings.max_concurrent_jobs_per_tenant)
         _submit(jobs, dispatcher, job)
         metrics.jobs_submitted.inc()
         return _accepted(job)
@@ -93,6 +98,13 @@ def create_extraction(
     return idempotent(
         idempotency, tenant, idempotency_key, fingerprint("POST", request.url.path, body.model_dump_json()), produce
     )
+
+
+def check_webhook(settings: Settings, url: str) -> None:
+    """422 unless webhooks are configured and the URL is one we may call (http(s), public unless allowed)."""
+    if settings.webhook_secret is None:
+        raise WebhooksNotConfigured("this deployment sends no webhooks (TOOLOUT_WEBHOOK_SECRET is not set)")
+    check_callback_url(url, allow_private=settings.webhook_allow_private)
 
 
 def _accepted(job: JobRecord) -> JSONResponse:

@@ -15,12 +15,16 @@ their own schedule. Every implementation keeps these promises, which the contrac
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from extraction.protocols import Usage
 from infra.errors import TooManyRequests
 from infra.jobstore.model import RETRY_AFTER_SECONDS, JobRecord, JobStatus, OverdueAction
+
+log = logging.getLogger("toolout.jobs")
 
 
 class JobStore(Protocol):
@@ -51,6 +55,22 @@ class JobStore(Protocol):
     def count_live(self, tenant: str) -> int:
         """The tenant's non-terminal jobs (what `max_live` is checked against)."""
         ...
+
+    def listen_finished(self, listener: FinishListener) -> None:
+        """Call `listener(job_id)` after each job's one terminal transition (webhooks hang off this).
+
+        A listener runs in the finishing thread and must not block; its exceptions are logged, never
+        raised into the step that finished the job.
+        """
+        _listeners(self).append(listener)
+
+    def notify_finished(self, job_id: str) -> None:
+        """What an implementation calls when its `finish` (or `cancel`) really ended the job."""
+        for listener in list(_listeners(self)):
+            try:
+                listener(job_id)
+            except Exception:
+                log.exception("job %s: a finish listener failed", job_id)
 
     def mark_running(self, job_id: str) -> bool:
         return self.update(job_id, status=JobStatus.RUNNING, started_at=time.time())
@@ -131,6 +151,15 @@ class JobStore(Protocol):
     def delete_session_jobs(self, session_id: str) -> None:
         """Remove every job of the session (expired ones included) and the session's job list."""
         ...
+
+
+FinishListener = Callable[[str], None]
+
+
+def _listeners(store: object) -> list[FinishListener]:
+    """The store's listeners, kept on the instance (a Protocol has no `__init__` of its own)."""
+    found: list[FinishListener] = store.__dict__.setdefault("_finish_listeners", [])
+    return found
 
 
 def admitted(record: JobRecord, deadline_seconds: int) -> JobRecord:

@@ -80,7 +80,8 @@ class MemoryJobStore(JobStore):
                 return False
             job.record = _with(job.record, {"status": status, "finished_at": self._clock(), **fields})
             job.expires_at = self._clock() + self._ttl
-            return True
+        self.notify_finished(job_id)
+        return True
 
     def is_terminal(self, job_id: str) -> bool:
         with self._lock:

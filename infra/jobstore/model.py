@@ -61,10 +61,11 @@ class JobRecord(BaseModel):
     fallback_reason: str | None = None
     attempts: int = 0
     llm_calls_reserved: int = Field(0, description="LLM calls reserved against max_llm_calls_per_job")
+    callback_url: str | None = Field(None, description="where the finished job is POSTed (signed), if anywhere")
     nonce: str = Field("", exclude=True, repr=False)
 
 
-def new_job(output: OutputRecord, extract: str, mode: str) -> JobRecord:
+def new_job(output: OutputRecord, extract: str, mode: str, *, callback_url: str | None = None) -> JobRecord:
     """A job to extract `extract` from `output`, with a fresh id and its own nonce (not yet stored)."""
     return JobRecord(
         id=new_id(),
@@ -75,6 +76,7 @@ def new_job(output: OutputRecord, extract: str, mode: str) -> JobRecord:
         extract=extract,
         mode_requested=str(mode),
         nonce=new_nonce(),
+        callback_url=callback_url,
     )
 
 

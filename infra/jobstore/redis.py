@@ -95,6 +95,8 @@ class RedisJobStore(JobStore):
         outcome = self._run("finish", job_keys, [job_id, self._ttl, *_flat(values)])
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
+        if outcome == 1:
+            self.notify_finished(job_id)
         return bool(outcome == 1)
 
     def is_terminal(self, job_id: str) -> bool:

@@ -44,7 +44,7 @@ REQUIRED_DEPENDS_ON = {
     "minio-init": {"minio": "service_healthy"},
     "flower": {"redis": "service_healthy"},
 }
-WORKER_QUEUES = {"extract", "map", "reduce", "agent"}
+WORKER_QUEUES = {"extract", "map", "reduce", "agent", "webhooks"}
 URL_VARS = ("TOOLOUT_REDIS_URL", "TOOLOUT_BROKER_URL", "TOOLOUT_S3_ENDPOINT_URL", "TOOLOUT_MODEL_API_BASE")
 
 Problems = list[str]

@@ -60,7 +60,7 @@ def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> N
 @needs_server
 def worker(
     concurrency: int = typer.Option(None, help="threads; default TOOLOUT_WORKER_CONCURRENCY"),
-    queues: str = "extract,map,reduce,agent",
+    queues: str = "extract,map,reduce,agent,webhooks",
     name: str = typer.Option(None, help="node name; default toolout-<random>"),
     log_level: str = "info",
 ) -> None:

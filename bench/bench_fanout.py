@@ -1,0 +1,324 @@
+"""F1: fan-out — a toolout full-chunked job vs a plain asyncio.gather of the same litellm calls (issue 12).
+
+    python bench/bench_fanout.py [--chunks 32,128] [--latencies 0,500] [--runs-0ms 5] [--runs-500ms 3]
+                                 [--concurrency 32] [--redis-url redis://127.0.0.1:6379/10]
+
+One stack per model latency (offline model at TOOLOUT_OFFLINE_LATENCY_MS, API, and ONE Celery
+worker process of --concurrency threads: one process with 32 calls in flight is the layout of the
+baseline, one event loop under a 32-slot semaphore). For each chunk count, a service log sized
+so that the worker's chunk planner cuts it into that many chunks (bench_service's small window
+and 200-byte answers), uploaded through the API. A job's random nonce moves its chunk budget by up
+to 1 %, so a 128-chunk job may plan 127 or 129: each baseline run then plans with a nonce of its
+own that gives the job's count (`plan_like`). Then, alternating after one warm-up each:
+
+  toolout   POST /v1/extractions (full-chunked) until a GET shows it terminal (polled every 10 ms)
+  baseline  in this process, with no queue: every map call at once under asyncio.Semaphore(32),
+            then the reduce tree toolout's pipeline builds from those answers (plan_reduce_groups
+            level after level: groups reduced in parallel, a one-output group passed through, one
+            final reduce). Each call is `litellm.acompletion` with the exact keyword arguments the
+            worker's client sends (LiteLLMClient._request), prompts from extraction.prompts, chunks
+            from the same planner, answers parsed by the same final-report parser.
+
+Runs alternate, after one warm-up of each, and each waits until the stack's processes and this
+one are idle (`settle`: litellm's background logging of one side must not land in the other's).
+The baseline's call count and reduce depth are checked against the job's (usage.calls,
+reduce_level): a mismatch means the two did not do the same work, and the bench stops.
+Targets (medians): 32 chunks @ 500 ms <= 1.05x, 128 chunks @ 500 ms <= 1.10x, 32 chunks @ 0 ms
+<= 1.5x; 128 chunks @ 0 ms is printed for information. Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from bench.bench_service import (  # noqa: E402
+    SHORT_ANSWERS,
+    SMALL_WINDOW,
+    Plan,
+    Stack,
+    litellm_client,
+    running_stack,
+    small_limits,
+    timed_job,
+    upload,
+)
+from bench.fanout_docs import OVERLAP_PERCENT, plan_like, sized_doc  # noqa: E402
+from bench.idle import settle, stack_pids  # noqa: E402
+from bench.report import print_table, verdict  # noqa: E402
+from extraction.mapreduce import ModelLimits, plan_reduce_groups  # noqa: E402
+from extraction.prompts import map_messages, reduce_messages  # noqa: E402
+from extraction.report import FinalReport, parse_final_report  # noqa: E402
+from toolout import datasets, processes  # noqa: E402
+from toolout.client import ToolOutClient  # noqa: E402
+
+TARGETS = {(32, 500): 1.05, (128, 500): 1.10, (32, 0): 1.5}
+"""(chunks, model latency ms) -> the highest toolout / baseline ratio issue 12 accepts."""
+
+
+# --- the baseline ----------------------------------------------------------------------------------
+@dataclass
+class GatherRun:
+    """What one baseline run did: its wall time, model calls and reduce depth (levels of group reduces)."""
+
+    seconds: float
+    calls: int
+    reduce_level: int
+    input_tokens: int
+
+
+class Gather:
+    """One job's model calls with no queue around them: litellm.acompletion under a semaphore, in one event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, stack: Stack, limits: ModelLimits, concurrency: int) -> None:
+        from infra.llm import _litellm
+
+        self.litellm = _litellm()
+        self.loop = loop
+        self.client = litellm_client(stack)
+        self.limits = limits
+        self.concurrency = concurrency
+        self.calls = self.input_tokens = 0
+
+    def run(self, doc: bytes, plan: Plan) -> GatherRun:
+        self.calls = self.input_tokens = 0
+        started = time.perf_counter()
+        level = self.loop.run_until_complete(self._job(doc, plan))
+        return GatherRun(time.perf_counter() - started, self.calls, level, self.input_tokens)
+
+    async def _job(self, doc: bytes, plan: Plan) -> int:
+        slots = asyncio.Semaphore(self.concurrency)
+        total = len(plan.chunks)
+        maps = [
+            map_messages(
+                plan.ctx,
+                doc[c.start : c.end].decode(errors="replace"),
+                chunk_index=c.index + 1,
+                chunk_total=total,
+                overlap_percent=OVERLAP_PERCENT,
+            )
+            for c in plan.chunks
+        ]
+        outputs = await asyncio.gather(*(self._report(slots, m, plan) for m in maps))
+        return await self._reduce_tree(slots, list(outputs), plan)
+
+    async def _reduce_tree(self, slots: asyncio.Semaphore, outputs: list[str], plan: Plan) -> int:
+        """workers.pipeline's reduce stages without the queue; returns the reduce level the job ends at."""
+        level = 0
+        if len(outputs) == 1:
+            return level
+        groups = plan_reduce_groups(outputs, plan.ctx, self.limits)
+        while len(groups) > 1:
+            outputs = list(await asyncio.gather(*(self._group(slots, outputs, g, plan) for g in groups)))
+            level += 1
+            groups = plan_reduce_groups(outputs, plan.ctx, self.limits)
+        await self._report(slots, reduce_messages(plan.ctx, outputs), plan)
+        return level
+
+    async def _group(self, slots: asyncio.Semaphore, outputs: list[str], members: list[int], plan: Plan) -> str:
+        if len(members) == 1:
+            return outputs[members[0]]
+        return await self._report(slots, reduce_messages(plan.ctx, [outputs[i] for i in members]), plan)
+
+    async def _report(self, slots: asyncio.Semaphore, messages: list[dict[str, Any]], plan: Plan) -> str:
+        """One model call, its answer parsed as the worker parses it (a missing wrapper stops the bench)."""
+        request = self.client._request(messages, None, self.limits.max_output_tokens)
+        async with slots:
+            response = await self.litellm.acompletion(**request)
+        self.calls += 1
+        self.input_tokens += response.usage.prompt_tokens
+        parsed = parse_final_report(response.choices[0].message.content or "", plan.ctx.nonce)
+        if not isinstance(parsed, FinalReport):
+            raise RuntimeError(f"baseline call returned no final report: {parsed.reason}")
+        return parsed.content
+
+
+# --- one case: a chunk count at a latency ------------------------------------------------------------
+@dataclass
+class Case:
+    chunks: int
+    latency_ms: int
+    doc_bytes: int
+    toolout: list[float]
+    gather: list[GatherRun]
+    records: list[dict[str, Any]]
+
+    @property
+    def ratio(self) -> float:
+        return statistics.median(self.toolout) / statistics.median(g.seconds for g in self.gather)
+
+
+def measure_case(
+    stack: Stack, client: ToolOutClient, gather: Gather, chunks: int, latency_ms: int, runs: int, extract: str
+) -> Case:
+    limits = small_limits()
+    doc = sized_doc(chunks, extract, limits)
+    handle = upload(client, doc)["handle"]
+    plans: dict[int, Plan] = {}
+    case = Case(chunks, latency_ms, len(doc), [], [], [])
+    pids = stack_pids(stack)
+    for run in range(runs + 1):  # run 0 warms both sides up and is discarded
+        settle(pids)
+        seconds, job = timed_job(client, handle, extract, "full-chunked")
+        total = job["chunks_total"]
+        plan = plans.get(total) or plans.setdefault(total, plan_like(doc, extract, limits, total))
+        settle(pids)
+        baseline = gather.run(doc, plan)
+        check_same_work(job, baseline, len(plan.chunks))
+        if run:
+            case.toolout.append(seconds)
+            case.records.append(job)
+            case.gather.append(baseline)
+    return case
+
+
+def check_same_work(job: dict[str, Any], baseline: GatherRun, chunks: int) -> None:
+    """The job and the baseline must have made the same calls: same chunks, same reduce tree."""
+    if job["status"] != "succeeded" or job["mode_used"] != "full-chunked":
+        raise RuntimeError(f"job {job['id']} ended {job['status']} / {job['mode_used']}: {job.get('fallback_reason')}")
+    shape = (job["chunks_total"], job["usage"]["calls"], job["reduce_level"])
+    if shape != (chunks, baseline.calls, baseline.reduce_level):
+        raise RuntimeError(
+            f"job {job['id']} made (chunks, calls, reduce level) {shape}, "
+            f"the baseline ({chunks}, {baseline.calls}, {baseline.reduce_level}): not the same work"
+        )
+
+
+def run_latency(args: argparse.Namespace, loop: asyncio.AbstractEventLoop, latency_ms: int) -> list[Case]:
+    runs = args.runs_0ms if latency_ms == 0 else args.runs_500ms
+    model = {"TOOLOUT_OFFLINE_LATENCY_MS": str(latency_ms), **SHORT_ANSWERS}
+    extract = datasets.POOL_INCIDENT.request
+    with (
+        running_stack(args.redis_url, model=model, worker={"concurrency": args.concurrency}, extra=SMALL_WINDOW) as st,
+        st.client() as client,
+    ):
+        gather = Gather(loop, st, small_limits(), args.concurrency)
+        return [measure_case(st, client, gather, n, latency_ms, runs, extract) for n in args.chunks]
+
+
+# --- report ------------------------------------------------------------------------------------------
+def case_rows(case: Case, concurrency: int) -> list[tuple[str, str, str, str]]:
+    base = statistics.median(g.seconds for g in case.gather)
+    wall = statistics.median(case.toolout)
+    job = case.records[-1]
+    target = TARGETS.get((case.chunks, case.latency_ms))
+    calls, level, maps = case.gather[-1].calls, case.gather[-1].reduce_level, job["chunks_total"]
+    waves = -(-maps // concurrency)
+    planned = sorted({j["chunks_total"] for j in case.records})
+    return [
+        (
+            f"{case.chunks} chunks @ {case.latency_ms} ms ({case.doc_bytes / 1000:.0f} KB; last run {calls} calls: "
+            f"{maps} maps + {calls - maps} reduces, reduce level {level})",
+            "",
+            "",
+            "",
+        ),
+        *(
+            [
+                (
+                    f"    jobs planned {'/'.join(map(str, planned))} chunks (by nonce); each baseline did its job's",
+                    "",
+                    "",
+                    "",
+                )
+            ]
+            if planned != [case.chunks]
+            else []
+        ),
+        (f"    baseline: asyncio.gather, semaphore {concurrency} (median of {len(case.gather)})", ms(base), "", ""),
+        (
+            f"    toolout job, 1 worker x {concurrency} threads (median of {len(case.toolout)})",
+            f"{ms(wall)} = {case.ratio:.2f}x",
+            f"<= {target:.2f}x" if target else "(info)",
+            verdict(case.ratio <= target) if target else "",
+        ),
+        ("        server side: created -> started / -> finished", server_side(case.records), "", ""),
+        (
+            f"    floor: {waves} map wave{'s' * (waves > 1)} + {level + 1} reduce round{'s' * (level > 0)}",
+            ms((waves + level + 1) * case.latency_ms / 1000) if case.latency_ms else "(no model latency)",
+            "",
+            "",
+        ),
+        (
+            "        input tokens: job / baseline (same prompts, each its own nonce)",
+            f"{job['usage']['input_tokens']:,} / {case.gather[-1].input_tokens:,}",
+            "",
+            "",
+        ),
+    ]
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def server_side(records: list[dict[str, Any]]) -> str:
+    queued = statistics.median((j["started_at"] - j["created_at"]) for j in records)
+    total = statistics.median((j["finished_at"] - j["created_at"]) for j in records)
+    return f"{ms(queued)} / {ms(total)}"
+
+
+def summary_rows(cases: list[Case]) -> list[tuple[str, str, str, str]]:
+    rows = [("case", "toolout / baseline", "target", "result")]
+    for case in sorted(cases, key=lambda c: (c.latency_ms, c.chunks)):
+        target = TARGETS.get((case.chunks, case.latency_ms))
+        rows.append(
+            (
+                f"{case.chunks} chunks @ {case.latency_ms} ms",
+                f"{case.ratio:.2f}x",
+                f"<= {target:.2f}x" if target else "(info)",
+                verdict(case.ratio <= target) if target else "",
+            )
+        )
+    return rows
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    numbers: Callable[[str], list[int]] = lambda text: [int(x) for x in text.split(",") if x.strip()]  # noqa: E731
+    parser.add_argument("--chunks", type=numbers, default=[32, 128], help="chunk counts (comma-separated)")
+    parser.add_argument("--latencies", type=numbers, default=[0, 500], help="model latencies in ms (comma-separated)")
+    parser.add_argument("--runs-0ms", type=int, default=5, help="timed runs per case at 0 ms (median)")
+    parser.add_argument("--runs-500ms", type=int, default=3, help="timed runs per case at any other latency (median)")
+    parser.add_argument("--concurrency", type=int, default=32, help="worker threads = the baseline's semaphore")
+    parser.add_argument(
+        "--redis-url", default="redis://127.0.0.1:6379/10", help="a Redis database this bench may flush"
+    )
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
+    os.environ["TOOLOUT_REDIS_URL"] = args.redis_url  # this process's Celery app pings the stack's worker
+    processes.ensure_redis(args.redis_url)
+    print(f"toolout fan-out bench: {os.cpu_count()} cores, Redis {args.redis_url}\n", flush=True)
+    cases: list[Case] = []
+    loop = asyncio.new_event_loop()  # one loop for the whole bench: litellm binds its async clients and logger to it
+    for latency_ms in args.latencies:
+        started = time.perf_counter()
+        found = run_latency(args, loop, latency_ms)
+        print(f"F1 fan-out at {latency_ms} ms per model call  ({time.perf_counter() - started:.0f} s)")
+        print_table(
+            [("measure", "value", "target", "result")] + [r for c in found for r in case_rows(c, args.concurrency)]
+        )
+        print(flush=True)
+        cases += found
+    print("F1 summary: toolout's job wall over the gather baseline's (medians)")
+    print_table(summary_rows(cases))
+    missed = any(c.ratio > t for c in cases if (t := TARGETS.get((c.chunks, c.latency_ms))) is not None)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
