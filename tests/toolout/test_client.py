@@ -108,3 +108,9 @@ def test_the_async_client_streams_an_async_upload(live_api) -> None:
             return await client.store(session, blocks())
 
     assert asyncio.run(main())["lines"] == 3
+
+
+def test_webhook_secret_reaches_the_route(live_api) -> None:
+    with ToolOutClient(live_api.url) as client, pytest.raises(ToolOutAPIError) as refused:
+        client.webhook_secret()  # the live API has no deployment secret configured
+    assert refused.value.status == 422 and "webhook" in refused.value.message.lower()

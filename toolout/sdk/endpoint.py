@@ -70,6 +70,7 @@ class Endpoints:
     cancel = endpoint(job_calls.cancel)
     wait = endpoint(job_calls.wait)
     tool_output = endpoint(job_calls.tool_output)
+    webhook_secret = endpoint(job_calls.webhook_secret)
     # variables, files, routing, buffer_ops
     variables = endpoint(variable_calls.variables)
     variable = endpoint(variable_calls.variable)

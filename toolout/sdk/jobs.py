@@ -15,11 +15,19 @@ LONG_POLL_SECONDS = 5.0
 
 
 def submit(
-    handle: str, extract: str, mode: str = "auto", *, idempotency_key: str | None = None
+    handle: str,
+    extract: str,
+    mode: str = "auto",
+    *,
+    idempotency_key: str | None = None,
+    callback_url: str | None = None,
 ) -> Plan[dict[str, Any]]:
-    """Queue an extraction; with `idempotency_key`, resubmitting returns the same job instead of a second one."""
+    """Queue an extraction; with `idempotency_key`, resubmitting returns the same job instead of a second one;
+    with `callback_url`, the finished job is POSTed there (signed; see the README's webhooks)."""
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-    body = {"handle": handle, "extract": extract, "mode": mode}
+    body: dict[str, Any] = {"handle": handle, "extract": extract, "mode": mode}
+    if callback_url is not None:
+        body["callback_url"] = callback_url
     return (yield from call_json("POST", "/v1/extractions", json=body, headers=headers))
 
 
@@ -33,6 +41,11 @@ def session_jobs(session_id: str) -> Plan[list[dict[str, Any]]]:
     """Every extraction job of the session, oldest first."""
     body = yield from call_json("GET", f"/v1/sessions/{session_id}/extractions")
     return list(body["items"])
+
+
+def webhook_secret() -> Plan[dict[str, Any]]:
+    """Your tenant's webhook signing secret and the signature scheme, to check `X-Toolout-Signature`."""
+    return (yield from call_json("GET", "/v1/webhooks/secret"))
 
 
 def cancel(job_id: str) -> Plan[dict[str, Any]]:

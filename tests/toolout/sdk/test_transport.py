@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from typing import Any
@@ -107,3 +108,16 @@ def test_cancelling_tool_output_cancels_its_job_on_the_service(kind: str) -> Non
     (job,) = fake.jobs.values()
     assert job["status"] == "canceled"
     assert fake.paths("POST")[-1] == f"/v1/extractions/{job['id']}/cancel"
+
+
+def test_submit_sends_a_callback_url_only_when_given() -> None:
+    fake = FakeService()
+    handle = stored_handle(fake)
+    client = fake.sync_client()
+    client.submit(handle, "x")
+    client.submit(handle, "x", callback_url="https://example.org/hook")
+    bodies = [json.loads(r.content) for r in fake.requests if r.url.path == "/v1/extractions"]
+    assert bodies == [
+        {"handle": handle, "extract": "x", "mode": "auto"},
+        {"handle": handle, "extract": "x", "mode": "auto", "callback_url": "https://example.org/hook"},
+    ]
