@@ -114,3 +114,11 @@ def test_webhook_secret_reaches_the_route(live_api) -> None:
     with ToolOutClient(live_api.url) as client, pytest.raises(ToolOutAPIError) as refused:
         client.webhook_secret()  # the live API has no deployment secret configured
     assert refused.value.status == 422 and "webhook" in refused.value.message.lower()
+
+
+def test_non_ascii_tool_names_and_arguments_travel_as_utf8(live_api) -> None:
+    with ToolOutClient(live_api.url) as client:
+        session = client.create_session()
+        handle = client.store(session, b"x", tool_name="検索", tool_args='{"q": "café"}')["handle"]
+        meta = client.output(handle)
+    assert (meta["tool_name"], meta["tool_args"]) == ("検索", '{"q": "café"}')
