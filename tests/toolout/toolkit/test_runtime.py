@@ -287,3 +287,44 @@ def test_a_toolkit_needs_the_service_and_distinct_tool_names(fake: FakeService) 
         import asyncio
 
         asyncio.run(sync_kit(fake, [tool_output], standard=False).ainstructions())
+
+
+def test_dependencies_come_from_the_toolkits_context_with_its_overrides(fake: FakeService) -> None:
+    from toolout.toolkit import Dependency, ToolContext
+
+    database = Dependency("db", lambda: {"orders": 1})
+
+    @tool
+    def count_orders(db: dict = database) -> int:  # type: ignore[assignment]  # a Dependency default is injected
+        """Count orders."""
+        return db["orders"]
+
+    kit = Toolkit(
+        [count_orders], client=fake.sync_client(), context=ToolContext(overrides={"db": lambda: {"orders": 42}})
+    )
+    (message,) = kit.handle([call("count_orders")])
+    assert message["content"] == "42"
+
+
+def test_a_composite_tool_gets_references_resolved_inside_its_calls(fake: FakeService) -> None:
+    from toolout.toolkit import composite_tool
+
+    tools = OrderTools()
+    batch = composite_tool("batch", "Run several order tools.", [tools.get_orders, tools.show_order])
+    kit = sync_kit(fake, [tools.get_orders, batch])
+    kit.handle([call("get_orders", {"limit": 2})])
+    (report,) = kit.run_calls(
+        [
+            call(
+                "batch",
+                {"calls": [{"name": "show_order", "args": {"order": "$get_orders_1.items[1]"}}, {"name": "nope"}]},
+            )
+        ]
+    )
+    assert json.loads(report.message.content) == {
+        "results": [
+            {"name": "show_order", "result": "order 2 is paid"},
+            {"name": "nope", "result": {"error": "Unknown sub-tool: nope"}},
+        ]
+    }
+    assert report.variable == "batch_1" and tools.received == [Order(id=2, status="paid")]
