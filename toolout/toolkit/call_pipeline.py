@@ -46,6 +46,9 @@ Naming = Callable[[str, Any, Any], str | None]
 """`naming(tool_name, arguments, output) -> variable name`, or None for the service's default (seed 000)."""
 JSON_TYPE = "application/json"
 TEXT_TYPE = "text/plain; charset=utf-8"
+MAX_TOOL_ARGS_BYTES = 8_000
+"""The arguments travel in the `X-Tool-Args` header (the extraction prompts quote them); servers cap header
+sizes (uvicorn/h11 at 16 KiB), so longer arguments are sent as `{"truncated_arguments": <their head>}`."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ def _save(
     target = _upload_target(tool, route, args, result, settings)
     try:
         answer = yield from outputs.store(
-            session, content.encode("utf-8"), tool_name=tool.name, tool_args=call.arguments_text,
+            session, content.encode("utf-8"), tool_name=tool.name, tool_args=header_arguments(call.arguments_text),
             content_type=content_type, name=target.name, output=target.output, write_mode=target.write_mode,
         )  # fmt: skip
     except ToolOutAPIError as exc:
@@ -175,6 +178,14 @@ def _answered(
     if answer.get("oversized"):
         return report(call, TextResult(str(answer["message"])), oversized=True, **where)
     return report(call, result, **where)
+
+
+def header_arguments(text: str) -> str:
+    """The call's arguments for `X-Tool-Args`: verbatim, or valid JSON holding their head when too long."""
+    if len(text.encode("utf-8")) <= MAX_TOOL_ARGS_BYTES:
+        return text
+    head = text.encode("utf-8")[: MAX_TOOL_ARGS_BYTES // 2].decode("utf-8", "ignore")
+    return json.dumps({"truncated_arguments": head})
 
 
 def payload(result: TextResult | JsonResult) -> tuple[str, str]:

@@ -71,6 +71,8 @@ class Toolkit:
         """
         if client is None and api_url is None:
             raise ToolkitError("a Toolkit needs the service: api_url=... (and api_key=...) or client=...")
+        if client is not None and not isinstance(client, ToolOutClient | AsyncToolOutClient):
+            raise ToolkitError(f"client must be a ToolOutClient or an AsyncToolOutClient, not {type(client).__name__}")
         own = _index_tools(tools)
         service = standard_tools(standard)
         clash = sorted(set(own) & set(service))

@@ -328,3 +328,18 @@ def test_a_composite_tool_gets_references_resolved_inside_its_calls(fake: FakeSe
         ]
     }
     assert report.variable == "batch_1" and tools.received == [Order(id=2, status="paid")]
+
+
+def test_long_arguments_reach_the_upload_header_as_valid_json_of_their_head(fake: FakeService) -> None:
+    @tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return "ok"
+
+    kit = sync_kit(fake, [echo])
+    kit.handle([call("echo", '{"text": "' + "é" * 10_000 + '"}')])
+    sent = next(r for r in fake.requests if r.url.path.endswith("/outputs")).headers["X-Tool-Args"]
+    head = json.loads(sent.encode("latin-1").decode("utf-8"))["truncated_arguments"]
+    assert head.startswith('{"text": "éé') and len(head.encode("utf-8")) <= 4_000
+    with pytest.raises(ToolkitError, match="ToolOutClient"):
+        Toolkit([echo], client=object())  # type: ignore[arg-type]
