@@ -244,7 +244,8 @@ class FakeService:
 
     def list_files(self, request: httpx.Request, session: str) -> httpx.Response:
         files = self.store_of(session).files
-        return httpx.Response(200, json={"items": [{"path": p, "chars": len(t)} for p, t in files.items()]})
+        items = [{"path": p, "bytes": len(t.encode()), "chars": len(t), "content_type": TEXT} for p, t in files.items()]
+        return httpx.Response(200, json={"items": items})
 
     def buffer_ops(self, request: httpx.Request, session: str) -> httpx.Response:
         try:
@@ -260,30 +261,36 @@ class FakeService:
     def peek(self, request: httpx.Request, session: str, name: str) -> httpx.Response:
         params = request.url.params
         offset, max_chars = int(params.get("offset", 0)), int(params.get("max_chars", 1000))
-        self.view(session, name)  # 404 for an unknown name
-        return httpx.Response(
-            200, json={"name": name, "text": self.store_of(session).read_chars(name, offset, max_chars)}
-        )
+        view = self.view(session, name)  # 404 for an unknown name
+        text = self.store_of(session).read_chars(name, offset, max_chars)
+        body = {"name": name, "offset": offset, "text": text, "total_chars": view["chars"]}
+        return httpx.Response(200, json={**body, "next_offset": offset + len(text)})
 
     def read_variable(self, request: httpx.Request, session: str, name: str) -> httpx.Response:
         params = request.url.params
         start, end = int(params.get("start_line", 1)), int(params.get("end_line", 1))
         read = self.store_of(session).read_lines(name, start, end - start + 1, max_line_chars=2000)
-        return httpx.Response(200, json={"name": name, "text": read.text, "total_lines": read.total_lines})
+        return httpx.Response(200, json={**read.model_dump(), "name": name, "rendered": read.render()})
 
     def search(self, request: httpx.Request, session: str) -> httpx.Response:
-        args = {"operation": "search", **{k: v for k, v in request.url.params.items()}}
+        args: dict[str, Any] = {"operation": "search", **dict(request.url.params.items())}
         for key in ("regex", "ignore_case"):
             if key in args:
                 args[key] = args[key] == "true"
         if "context" in args:
             args["context"] = int(args["context"])
-        return httpx.Response(200, json={"text": execute_buffer_op(args, self.store_of(session), today=TODAY)})
+        rendered = execute_buffer_op(args, self.store_of(session), today=TODAY)
+        return httpx.Response(200, json={"target": args["target"], "scope": args.get("scope"), "rendered": rendered})
 
     def export(self, request: httpx.Request, session: str, name: str) -> httpx.Response:
         body = json.loads(request.content)
-        args = {"operation": "export", "target": name, **body}
-        return httpx.Response(200, json={"text": execute_buffer_op(args, self.store_of(session), today=TODAY)})
+        rendered = execute_buffer_op(
+            {"operation": "export", "target": name, **body}, self.store_of(session), today=TODAY
+        )
+        path = body["destination"].replace("{today}", TODAY.isoformat())
+        return httpx.Response(
+            200, json={"name": name, "path": path, "write_mode": body.get("write_mode"), "rendered": rendered}
+        )
 
     def parse_routing(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)

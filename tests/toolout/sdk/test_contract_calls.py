@@ -119,7 +119,7 @@ def test_variable_views_instructions_and_files() -> None:
     assert (view["name"], view["tool"], view["preview"]) == ("weather_nyc", "weather", "sunny, 21C")
     assert text.endswith("### Available Variables:\n- `$weather_nyc` (weather): sunny, 21C")
     assert params == "style=minimal"
-    assert files == [{"path": "reports/2026-11-23.md", "chars": 6}]
+    assert [(f["path"], f["chars"]) for f in files] == [("reports/2026-11-23.md", 6)]
     assert missing == "unknown_variable"
 
 
@@ -154,7 +154,7 @@ def test_rest_equivalents_of_buffer_ops() -> None:
         search_params = dict(fake.requests[-1].url.params)
         exported = await call("export_variable", session, "doc", "out/doc.txt", write_mode="replace")
         export_body = json.loads(fake.requests[-1].content)
-        return peek["text"], read["text"], found["text"], search_params, exported["text"], export_body
+        return peek["text"], read["text"], found["rendered"], search_params, exported["path"], export_body
 
     sync, async_ = on_both_clients(scenario)
     assert sync == async_
@@ -163,7 +163,7 @@ def test_rest_equivalents_of_buffer_ops() -> None:
     assert read.splitlines() == ["     2\tbeta", "     3\tgamma"]
     assert "gamma" in found
     assert search_params == {"target": "GAMMA", "scope": "doc", "ignore_case": "true"}
-    assert "out/doc.txt" in exported
+    assert exported == "out/doc.txt"
     assert export_body == {"destination": "out/doc.txt", "write_mode": "replace"}
 
 
