@@ -67,7 +67,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.services = built
-    app.state.metrics = Metrics()
+    app.state.metrics = Metrics(failed_chunks=built.jobs.failed_chunk_counts)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_error_handlers(app)
     for module in (sessions, outputs, lines, extractions, webhooks):

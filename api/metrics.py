@@ -1,23 +1,72 @@
-"""Prometheus metrics: per-route request counts and latency, upload bytes, submitted jobs.
+"""Prometheus metrics: per-route request counts and latency, upload bytes, submitted jobs, failed chunks.
 
 Each app gets its own registry (tests build many apps in one process; the default global registry
 would refuse the second set of collectors). Requests are labelled by route *template*
 (`/v1/outputs/{handle}`), never by raw path, so label cardinality stays bounded.
+
+Chunks fail in the workers, which serve no `/metrics`. Instead of giving every worker an HTTP
+port (or counting in the API when it happens to see a finished job, which counts polls, not
+chunks, and misses jobs nobody polls), the job store counts each failed chunk once, in the same
+atomic step that records the failure on the job (`JobStore.record_failure`). `/metrics` reads that
+store-wide count at scrape time, so `toolout_chunks_failed_total` is the same on every API
+instance: aggregate it with `max`, not `sum`. It restarts from zero with Redis, which Prometheus
+counters allow (a reset).
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable, Iterator
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from extraction.errors import ToolOutError
+
+log = logging.getLogger("toolout.api")
 UNMATCHED_ROUTE = "<unmatched>"
+STAGES = ("map", "reduce")
+
+
+class FailedChunksCollector(Collector):
+    """`toolout_chunks_failed_total{stage}`: read from the job store at each scrape (see the module doc)."""
+
+    def __init__(self, read: Callable[[], dict[str, int]]) -> None:
+        self._read = read
+
+    def describe(self) -> Iterator[CounterMetricFamily]:
+        yield self._family()
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        try:
+            counts = self._read()
+        except ToolOutError as exc:  # Redis down: the scrape still answers, without this series
+            log.warning("metrics: failed-chunk count unavailable: %s", exc.message)
+            return
+        family = self._family()
+        for stage in STAGES:
+            family.add_metric([stage], counts.get(stage, 0))
+        yield family
+
+    @staticmethod
+    def _family() -> CounterMetricFamily:
+        return CounterMetricFamily(
+            "toolout_chunks_failed",
+            "Chunks of map-reduce jobs that could not be read after their retry, by the stage that lost them "
+            "(map: the chunk's own call; reduce: a reduce group holding it), counted once in the job store "
+            "for all workers",
+            labels=["stage"],
+        )
 
 
 class Metrics:
-    def __init__(self) -> None:
+    def __init__(self, failed_chunks: Callable[[], dict[str, int]] | None = None) -> None:
         self.registry = CollectorRegistry()
+        if failed_chunks is not None:
+            self.registry.register(FailedChunksCollector(failed_chunks))
         self.requests = Counter(
             "toolout_http_requests", "HTTP requests served", ["method", "route", "status"], registry=self.registry
         )

@@ -7,9 +7,12 @@ stop before the closing tag (which seed 002 decision 6 makes optional). All of t
 What is never accepted is a wrapper whose nonce differs from the job's: the document the model
 read may contain a forged wrapper, and it must not become the answer. When a model quotes a
 forged wrapper and then writes the real one, the real one wins; of several real wrappers, the
-last with content wins (models draft, then correct). Wrappers mentioned inside a closed think
-block do not count. An unclosed think block cannot be told apart from the answer, so its opening
-tag is treated as plain text and the last-real-wrapper rule decides.
+last with content wins (models draft, then correct). A real wrapper with nothing inside is an
+answer too, an empty one: the model ran and had nothing to report (for a map chunk, "nothing
+relevant here"), so it is `found=False` with empty content, not a failure to be retried.
+Wrappers mentioned inside a closed think block do not count. An unclosed think block cannot be
+told apart from the answer, so its opening tag is treated as plain text and the last-real-wrapper
+rule decides.
 
 Every tag is found in one regex pass and later lookups bisect, so a reply stuffed with
 thousands of tags (a model echoing a hostile document) still parses in linear time.
@@ -38,7 +41,8 @@ Span = tuple[int, int]
 
 
 class FinalReport(BaseModel):
-    """The model's answer: `found` is False when it says NO RELEVANT DATA FOUND (a success, not an error)."""
+    """The model's answer: `found` is False when it says NO RELEVANT DATA FOUND or is empty (a success, not an
+    error)."""
 
     content: str
     found: bool
@@ -64,11 +68,11 @@ def parse_final_report(text: str | None, nonce: str) -> FinalReport | ReportFail
     visible = [opener for opener in tags.opens if not _inside(opener.start(), thinking, thinking_starts)]
     if not visible:
         return ReportFailure(reason=_why_missing(tags))
-    for opener in reversed(visible):
-        report = _report_after(tags, opener)
-        if report.content:
-            return report
-    return ReportFailure(reason=f"the final-report wrapper {open_tag(nonce)} is empty")
+    last = _report_after(tags, visible[-1])
+    if last.content:
+        return last
+    earlier = (_report_after(tags, opener) for opener in reversed(visible[:-1]))  # lazily: the last with content
+    return next((report for report in earlier if report.content), last)
 
 
 def says_not_found(content: str) -> bool:
@@ -169,7 +173,7 @@ def _report_after(tags: _Tags, opener: re.Match[str]) -> FinalReport:
         end = len(tags.text) if next_open is None else next_open
         raw = _drop_partial_close(tags.text[opener.end() : end], tags.nonce)
     content = clean_content(raw)
-    return FinalReport(content=content, found=not says_not_found(content), closed=closer is not None)
+    return FinalReport(content=content, found=bool(content) and not says_not_found(content), closed=closer is not None)
 
 
 def clean_content(raw: str) -> str:

@@ -43,6 +43,14 @@ def job_reduce(job_id: str, level: int) -> str:
     return f"{PREFIX}:job:{job_id}:reduce:{level}"
 
 
+def job_failures(job_id: str) -> str:
+    """Hash: `<level>:<index>` of each part (chunk or reduce group) that could not be read → 1.
+
+    Checked by the same scripts that store outputs, so a part is settled once: as an output or as a failure.
+    """
+    return f"{PREFIX}:job:{job_id}:failures"
+
+
 def job_tasks(job_id: str) -> str:
     """Set: Celery task ids scheduled for the job (chord parts, chord bodies, agent), so a cancel can revoke them."""
     return f"{PREFIX}:job:{job_id}:tasks"
@@ -51,11 +59,14 @@ def job_tasks(job_id: str) -> str:
 def job_keys(job_id: str, max_levels: int) -> list[str]:
     """All keys a job owns (for TTLs and deletion)."""
     levels = [job_reduce(job_id, level) for level in range(max_levels + 1)]
-    return [job(job_id), job_chunks(job_id), job_tasks(job_id), *levels]
+    return [job(job_id), job_chunks(job_id), job_failures(job_id), job_tasks(job_id), *levels]
 
 
 JOBS_ACTIVE = f"{PREFIX}:jobs:active"
 """Sorted set: non-terminal job id → deadline (unix seconds); the watchdog scans it."""
+
+CHUNKS_FAILED_TOTAL = f"{PREFIX}:metrics:chunks_failed"
+"""Hash: stage (`map`, `reduce`) → chunks lost since this Redis began; what `/metrics` exposes (no TTL)."""
 
 WATCHDOG_LOCK = f"{PREFIX}:watchdog:lock"
 """String with a TTL of one watchdog interval: the worker that sets it scans overdue jobs for that tick."""

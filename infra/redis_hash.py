@@ -19,6 +19,7 @@ from enum import Enum
 from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -88,7 +89,8 @@ def scalar_text(value: Any) -> str:
 
 
 def _plain(value: Any) -> Any:
-    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    """JSON-ready data: models (also inside lists and dicts) as their JSON dump."""
+    return to_jsonable_python(value)
 
 
 def _scalar(annotation: Any) -> bool:

@@ -64,6 +64,13 @@ class Settings(BaseSettings):
     task_time_limit_seconds: int = 300
     visibility_timeout_seconds: int = 3600
     map_retry_on_bad_report: int = 1
+    max_failed_chunk_fraction: float = Field(
+        0.25,
+        ge=0.0,
+        le=1.0,
+        description="a map-reduce job whose unreadable chunks exceed this share falls back to truncate; "
+        "fewer are named in a WARNING and the answer covers the rest (0 = any failed chunk falls back)",
+    )
 
     # --- read-grep sub-agent ------------------------------------------------------------------
     agent_max_turns: int = 15

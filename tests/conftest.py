@@ -23,6 +23,7 @@ pytest_plugins = (
         "tests.fixtures.api_server",
         "tests.fixtures.stack",
         "tests.fixtures.faults",
+        "tests.fixtures.model_faults",
         "tests.fixtures.multihost",
         "tests.fixtures.measurements",
     ]
@@ -40,6 +41,7 @@ SERVER_FIXTURES = {
         "tight_stack",
         "stack",
         "faults_stack",
+        "model_faults_stack",
         "multihost_stack",
     },
 }

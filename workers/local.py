@@ -81,10 +81,11 @@ class LocalDispatcher:
         rt = self.rt
         if isinstance(step, pipeline.RunChunks):
             self._all(pipeline.run_map, [(job_id, c.index, c.start, c.end) for c in step.chunks])
-            return pipeline.run_reduce_stage(rt, job_id, 0)
+            return pipeline.run_reduce_stage(rt, job_id, 0, step.covers)
         if isinstance(step, pipeline.RunReduceGroups):
-            self._all(pipeline.run_reduce_group, [(job_id, step.level, i, m) for i, m in enumerate(step.groups)])
-            return pipeline.run_reduce_stage(rt, job_id, step.level + 1)
+            groups = [(job_id, step.level, i, m, step.covers[i]) for i, m in enumerate(step.groups)]
+            self._all(pipeline.run_reduce_group, groups)
+            return pipeline.run_reduce_stage(rt, job_id, step.level + 1, step.covers)
         if isinstance(step, pipeline.RunAgent):
             run_read_grep(rt, job_id)
         return None

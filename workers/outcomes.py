@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from extraction.coverage import coverage_warning
 from extraction.errors import ToolOutError
 from extraction.report import FinalReport
 from extraction.results import abstract_text, failed_text, not_found_abstract, unknown_handle_text
@@ -16,9 +17,14 @@ log = logging.getLogger("toolout.workers")
 
 
 def finish_with_report(rt: Runtime, job: JobRecord, report: FinalReport, mode_used: str) -> bool:
-    """A real final report: ABSTRACT text (a not-found report is a success that says what was searched)."""
+    """A real final report: ABSTRACT text (a not-found report is a success that says what was searched).
+
+    When parts of a map-reduce job could not be read (`job.failed_ranges`), the abstract opens with
+    the WARNING that names them: the answer is partial and the agent must know which part is missing.
+    """
     body = report.content if report.found else not_found_abstract(job.extract, _not_found_detail(report.content))
-    text = abstract_text(job.tool_name, job.handle, mode_used, body)
+    warning = coverage_warning(job.failed_ranges, job.chunks_total)
+    text = abstract_text(job.tool_name, job.handle, mode_used, f"{warning}\n\n{body}" if warning else body)
     report_fields = {"content": report.content, "found": report.found}
     return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=text, report=report_fields, mode_used=mode_used)
 

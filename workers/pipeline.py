@@ -23,7 +23,7 @@ from extraction.stats import TokenIndex
 from extraction.tokens import decode_lossy
 from infra.jobstore import JobRecord, JobStatus
 from infra.records import OutputRecord
-from workers import outcomes
+from workers import outcomes, parts
 from workers.gate import job_llm
 from workers.runtime import Runtime
 
@@ -34,11 +34,18 @@ log = logging.getLogger("toolout.workers")
 class RunChunks:
     chunks: list[Chunk]
 
+    @property
+    def covers(self) -> list[parts.Cover]:
+        """What the reduce stage after the maps is told each chunk covers."""
+        return parts.chunk_covers(self.chunks)
+
 
 @dataclass(frozen=True)
 class RunReduceGroups:
     level: int
     groups: list[list[int]]
+    covers: list[parts.Cover]
+    """What each group covers: its failure names these chunks; the next stage gets them all."""
 
 
 @dataclass(frozen=True)
@@ -148,11 +155,11 @@ def finish_truncate(rt: Runtime, live: LiveJob) -> None:
     return None
 
 
-# --- map -----------------------------------------------------------------------------------------
+# --- map ---------------------------------------------------------------------------------------
 def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
-    """Extract from one chunk; a redelivered task that finds its result already stored does nothing."""
+    """Extract from one chunk; a redelivered task that finds the chunk settled (output or failure) does nothing."""
     live = load(rt, job_id)
-    if live is None or rt.jobs.chunk_output(job_id, index) is not None:
+    if live is None or parts.settled(live.job, 0, index) or rt.jobs.chunk_output(job_id, index) is not None:
         return
     text, _ = decode_lossy(rt.blobs.read_range(live.output.blob_key, start, end))
     try:
@@ -166,6 +173,10 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
             limits=rt.limits,
             attempts=1 + rt.settings.map_retry_on_bad_report,
         )
+    except parts.PART_FAILURES as exc:
+        failure = parts.failed_part(live.job, 0, index, [[index, start, end]], exc)
+        parts.record(rt, live.job, live.output, failure, exc)
+        return None
     except ExtractionError as exc:
         strategy_failed(rt, live, exc, f"chunk {index + 1} of {live.job.chunks_total} failed")
         return None
@@ -181,41 +192,76 @@ def strategy_failed(rt: Runtime, live: LiveJob, exc: ExtractionError, where: str
 
 
 # --- reduce --------------------------------------------------------------------------------------
-def level_outputs(rt: Runtime, job_id: str, level: int) -> list[str]:
+@dataclass(frozen=True)
+class Inputs:
+    """What one reduce level works on: the outputs with something in them, in order, and what each covers.
+
+    Empty outputs (an empty final-report wrapper: nothing relevant there) are left out; the stage and
+    its group tasks build this same list from the same settled parts, so group members (positions
+    here) mean the same to both.
+    """
+
+    texts: list[str]
+    covers: list[parts.Cover]
+
+
+def level_outputs(rt: Runtime, job_id: str, level: int) -> dict[int, str]:
     """Level 0 holds the map outputs; level n > 0 the outputs of the n-th round of group reduces."""
-    stored = rt.jobs.chunk_outputs(job_id) if level == 0 else rt.jobs.reduce_outputs(job_id, level)
-    return [stored[i] for i in sorted(stored)]
+    return rt.jobs.chunk_outputs(job_id) if level == 0 else rt.jobs.reduce_outputs(job_id, level)
 
 
-def run_reduce_stage(rt: Runtime, job_id: str, level: int) -> Next:
-    """Finish the job if this level's outputs fit one call; otherwise schedule another round of groups."""
+def with_content(stored: dict[int, str]) -> list[int]:
+    """Indices of the outputs that hold something, in order (an empty one found nothing relevant)."""
+    return [i for i in sorted(stored) if stored[i].strip()]
+
+
+def level_inputs(stored: dict[int, str], covers: list[parts.Cover]) -> Inputs:
+    present = with_content(stored)
+    return Inputs([stored[i] for i in present], [covers[i] for i in present])
+
+
+def run_reduce_stage(rt: Runtime, job_id: str, level: int, covers: list[parts.Cover]) -> Next:
+    """Finish the job if this level's outputs fit one call; otherwise schedule another round of groups.
+
+    `covers[i]` is what part `i` of this level covers (chunk `i` at level 0, group `i` above): every
+    part must be settled, as an output or a failure, before the stage runs.
+    """
     live = load(rt, job_id)
     if live is None:
         return None
-    outputs = level_outputs(rt, job_id, level)
-    if level == 0 and len(outputs) != live.job.chunks_total:
-        outcomes.fall_back_to_truncate(
-            rt, live.job, live.output, f"only {len(outputs)} of {live.job.chunks_total} chunks produced a result"
-        )
+    stored = level_outputs(rt, job_id, level)
+    if _unsettled(rt, live, stored, level, len(covers)) or parts.fall_back_if_over_limit(rt, live.job, live.output):
         return None
     try:
-        return _reduce_or_regroup(rt, live, outputs, level)
+        return _reduce_or_regroup(rt, live, level_inputs(stored, covers), level)
     except ExtractionError as exc:
         strategy_failed(rt, live, exc, "reduce failed")
         return None
 
 
-def _reduce_or_regroup(rt: Runtime, live: LiveJob, outputs: list[str], level: int) -> Next:
-    if len(outputs) == 1 and level == 0:
-        _finish_single(rt, live, outputs[0])
+def _unsettled(rt: Runtime, live: LiveJob, stored: dict[int, str], level: int, expected: int) -> bool:
+    """Parts of this level with neither an output nor a failure: their tasks were lost, so the job falls back."""
+    failed = sum(1 for part in live.job.failed_ranges if part.level == level)
+    if len(stored) + failed >= expected:
+        return False
+    what = "chunks" if level == 0 else f"reduce groups of level {level}"
+    outcomes.fall_back_to_truncate(
+        rt, live.job, live.output, f"only {len(stored) + failed} of {expected} {what} produced a result"
+    )
+    return True
+
+
+def _reduce_or_regroup(rt: Runtime, live: LiveJob, inputs: Inputs, level: int) -> Next:
+    if len(inputs.texts) <= 1:
+        _finish_single(rt, live, inputs.texts[0] if inputs.texts else "")
         return None
-    groups = plan_reduce_groups(outputs, live.prompt, rt.limits)
+    groups = plan_reduce_groups(inputs.texts, live.prompt, rt.limits)
     if len(groups) == 1:
-        _finish_single(rt, live, _final_reduce(rt, live, outputs, level))
+        _finish_single(rt, live, _final_reduce(rt, live, inputs.texts, level))
         return None
     ensure_depth(level + 1, rt.settings.max_reduce_depth)
     rt.jobs.update(live.job.id, reduce_level=level + 1)
-    return RunReduceGroups(level, groups)
+    return RunReduceGroups(level, groups, parts.group_covers(groups, inputs.covers))
 
 
 def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) -> str:
@@ -236,29 +282,42 @@ def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) ->
 
 
 def _finish_single(rt: Runtime, live: LiveJob, content: str) -> None:
-    """Finish with a final answer: one chunk's map answer (seed: single pass, no reduce) or the final reduce."""
-    report = FinalReport(content=content, found=not says_not_found(content), closed=True)
+    """Finish with a final answer: the only output with content (one chunk's map answer needs no reduce:
+    seed, single pass), the final reduce's, or none at all (every part found nothing: NO RELEVANT DATA FOUND)."""
+    report = FinalReport(content=content, found=bool(content.strip()) and not says_not_found(content), closed=True)
     outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value)
 
 
-def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: list[int]) -> None:
-    """Reduce one group of level-`level` outputs into one output at level `level + 1` (a lone output passes as is)."""
+def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: list[int], cover: parts.Cover) -> None:
+    """Reduce one group of level-`level` outputs into one output at level `level + 1` (a lone output passes as is).
+
+    `members` are positions in the level's inputs (`Inputs`); `cover` is what the group holds of the
+    document, named on the job when the group still cannot be reduced after its retry.
+    """
     live = load(rt, job_id)
-    if live is None or rt.jobs.reduce_output(job_id, level + 1, group) is not None:
+    if live is None or parts.settled(live.job, level + 1, group) or _reduced(rt, job_id, level + 1, group):
         return
-    outputs = level_outputs(rt, job_id, level)
+    stored = level_outputs(rt, job_id, level)
+    inputs = [stored[i] for i in with_content(stored)]
     if len(members) == 1:
-        rt.jobs.record_reduce(job_id, level + 1, group, outputs[members[0]], Usage())
+        rt.jobs.record_reduce(job_id, level + 1, group, inputs[members[0]], Usage())
         return
     try:
         report, usage = reduce_chunk_outputs(
             job_llm(rt, job_id),
             live.prompt,
-            [outputs[i] for i in members],
+            [inputs[i] for i in members],
             limits=rt.limits,
             attempts=1 + rt.settings.map_retry_on_bad_report,
         )
+    except parts.PART_FAILURES as exc:
+        parts.record(rt, live.job, live.output, parts.failed_part(live.job, level + 1, group, cover, exc), exc)
+        return None
     except ExtractionError as exc:
         strategy_failed(rt, live, exc, f"reduce group {group + 1} at level {level + 1} failed")
         return None
     rt.jobs.record_reduce(job_id, level + 1, group, report.content, usage)
+
+
+def _reduced(rt: Runtime, job_id: str, level: int, group: int) -> bool:
+    return rt.jobs.reduce_output(job_id, level, group) is not None

@@ -19,6 +19,7 @@ from infra.jobstore import JobStore
 from workers import pipeline
 from workers.agent import run_read_grep
 from workers.celery_app import MAP, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
+from workers.parts import Cover
 from workers.runtime import Runtime
 from workers.webhooks import deliver_once
 
@@ -54,12 +55,12 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
         pipeline.run_map(rt, job_id, index, start, end)
 
     @task(REDUCE_STAGE)
-    def reduce_stage(job_id: str, level: int) -> None:
-        schedule(celery, rt.jobs, job_id, pipeline.run_reduce_stage(rt, job_id, level))
+    def reduce_stage(job_id: str, level: int, covers: list[Cover]) -> None:
+        schedule(celery, rt.jobs, job_id, pipeline.run_reduce_stage(rt, job_id, level, covers))
 
     @task(REDUCE_GROUP)
-    def reduce_group(job_id: str, level: int, group_index: int, members: list[int]) -> None:
-        pipeline.run_reduce_group(rt, job_id, level, group_index, members)
+    def reduce_group(job_id: str, level: int, group_index: int, members: list[int], cover: Cover) -> None:
+        pipeline.run_reduce_group(rt, job_id, level, group_index, members, cover)
 
     @task(READ_GREP)
     def read_grep(job_id: str) -> None:
@@ -92,10 +93,13 @@ def plan(celery: Celery, job_id: str, step: pipeline.Next) -> Planned | None:
         return celery.signature(name, args=args, immutable=True)
 
     if isinstance(step, pipeline.RunChunks):
-        return [sig(MAP, job_id, c.index, c.start, c.end) for c in step.chunks], sig(REDUCE_STAGE, job_id, 0)
+        maps = [sig(MAP, job_id, c.index, c.start, c.end) for c in step.chunks]
+        return maps, sig(REDUCE_STAGE, job_id, 0, step.covers)
     if isinstance(step, pipeline.RunReduceGroups):
-        header = [sig(REDUCE_GROUP, job_id, step.level, i, members) for i, members in enumerate(step.groups)]
-        return header, sig(REDUCE_STAGE, job_id, step.level + 1)
+        header = [
+            sig(REDUCE_GROUP, job_id, step.level, i, members, step.covers[i]) for i, members in enumerate(step.groups)
+        ]
+        return header, sig(REDUCE_STAGE, job_id, step.level + 1, step.covers)
     if isinstance(step, pipeline.RunAgent):
         return [], sig(READ_GREP, job_id)
     return None

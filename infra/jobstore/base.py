@@ -6,6 +6,8 @@ their own schedule. Every implementation keeps these promises, which the contrac
 
 * a job enters a terminal state exactly once; later finishes, updates and parts change nothing;
 * a map or reduce output is stored and counted once, however often its task is delivered;
+* a part (a chunk, or a reduce group) is settled once: as an output or as a failure, never both,
+  so a part that failed is never also counted as done, nor counted as failed twice;
 * a tenant never has more than `max_live` live jobs, even under concurrent creates;
 * an LLM call is reserved against the job's budget before it is made, atomically.
 
@@ -20,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from extraction.coverage import FailedRange
 from extraction.protocols import Usage
 from infra.errors import TooManyRequests
 from infra.jobstore.model import RETRY_AFTER_SECONDS, JobRecord, JobStatus, OverdueAction
@@ -116,13 +119,30 @@ class JobStore(Protocol):
 
     # --- results, counted once ----------------------------------------------------------------
     def record_chunk(self, job_id: str, index: int, text: str, usage: Usage) -> bool:
-        """Store a map output and count it; a second delivery of the same chunk counts nothing."""
+        """Store a map output and count it; a second delivery of the same chunk, or a chunk already
+        recorded as failed, counts nothing (False)."""
         ...
 
     def chunk_outputs(self, job_id: str) -> dict[int, str]: ...
 
     def record_reduce(self, job_id: str, level: int, group: int, text: str, usage: Usage) -> bool:
-        """Store a reduce output (group `group` of level `level`) once; its usage is counted with it."""
+        """Store a reduce output (group `group` of level `level`) once; its usage is counted with it.
+        Refused (False) for a group already recorded as failed."""
+        ...
+
+    def record_failure(self, job_id: str, failure: FailedRange, usage: Usage | None = None) -> bool:
+        """Record once that a part could not be read: a chunk (`failure.level` 0, its index) or a
+        reduce group (level n >= 1, its group index), with the `usage` its failed attempts spent.
+
+        False, changing nothing, when the job ended or the part is already settled (its output is
+        stored, or its failure was recorded by a twin or redelivered task). Otherwise the failure
+        joins `failed_ranges`, its chunks are added to `chunks_failed` and to the store-wide count
+        behind `failed_chunk_counts`, and its usage to the job's, in one atomic step.
+        """
+        ...
+
+    def failed_chunk_counts(self) -> dict[str, int]:
+        """Chunks lost by all jobs since the store began, by stage (`map`, `reduce`): a Prometheus counter."""
         ...
 
     def reduce_outputs(self, job_id: str, level: int) -> dict[int, str]: ...
@@ -167,6 +187,11 @@ def admitted(record: JobRecord, deadline_seconds: int) -> JobRecord:
     return record.model_copy(
         update={"deadline_at": record.created_at + deadline_seconds, "attempts": max(record.attempts, 1)}
     )
+
+
+def failure_stage(level: int) -> str:
+    """Where a part was lost: `map` for a chunk's own call, `reduce` for a reduce group."""
+    return "map" if level == 0 else "reduce"
 
 
 def too_many_requests(tenant: str, max_live: int) -> TooManyRequests:

@@ -13,9 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from extraction.coverage import FailedRange
 from extraction.errors import NotFound
 from extraction.protocols import Usage
-from infra.jobstore.base import JobStore, admitted, too_many_requests
+from infra.jobstore.base import JobStore, admitted, failure_stage, too_many_requests
 from infra.jobstore.model import JobRecord, JobStatus, OverdueAction
 from infra.redis_hash import HashCodec
 
@@ -28,6 +29,8 @@ class _Job:
     record: JobRecord
     parts: dict[tuple[int, int], str] = field(default_factory=dict)
     """(level, index) → output; level -1 holds the map outputs, level n ≥ 1 the reduce outputs."""
+    failed: set[tuple[int, int]] = field(default_factory=set)
+    """(level, index) of parts recorded as failed; level 0 holds the chunks, n ≥ 1 the reduce groups."""
     task_ids: set[str] = field(default_factory=set)
     expires_at: float | None = None
 
@@ -43,6 +46,7 @@ class MemoryJobStore(JobStore):
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.RLock()
         self._tick: tuple[str, float] | None = None
+        self._failed_chunks = {"map": 0, "reduce": 0}
 
     # --- lifecycle ----------------------------------------------------------------------------
     def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
@@ -150,6 +154,30 @@ class MemoryJobStore(JobStore):
     def reduce_outputs(self, job_id: str, level: int) -> dict[int, str]:
         return self._level(job_id, level)
 
+    def record_failure(self, job_id: str, failure: FailedRange, usage: Usage | None = None) -> bool:
+        part = (MAP_LEVEL if failure.level == 0 else failure.level, failure.index)
+        with self._lock:
+            job = self._existing(job_id)
+            settled = part in job.parts or _failure_key(part) in job.failed
+            if job.record.status.terminal or settled:
+                return False
+            job.failed.add(_failure_key(part))
+            lost = len(failure.chunks)
+            job.record = _with(
+                job.record,
+                {
+                    "failed_ranges": [*job.record.failed_ranges, failure],
+                    "chunks_failed": job.record.chunks_failed + lost,
+                    "usage": job.record.usage + (usage or Usage()),
+                },
+            )
+            self._failed_chunks[failure_stage(failure.level)] += lost
+            return True
+
+    def failed_chunk_counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._failed_chunks)
+
     def add_usage(self, job_id: str, usage: Usage) -> None:
         with self._lock:
             job = self._existing(job_id)
@@ -164,7 +192,7 @@ class MemoryJobStore(JobStore):
     def _record(self, job_id: str, part: tuple[int, int], text: str, usage: Usage, *, count_chunk: bool) -> bool:
         with self._lock:
             job = self._existing(job_id)
-            if part in job.parts:
+            if part in job.parts or _failure_key(part) in job.failed:
                 return False
             job.parts[part] = text
             job.record.chunks_done += int(count_chunk)
@@ -212,6 +240,12 @@ class MemoryJobStore(JobStore):
 
     def _live(self) -> list[_Job]:
         return [job for job in self._present() if not job.record.status.terminal]
+
+
+def _failure_key(part: tuple[int, int]) -> tuple[int, int]:
+    """A part's key in `_Job.failed`: chunks are level 0 there (-1 among the outputs)."""
+    level, index = part
+    return (0 if level == MAP_LEVEL else level, index)
 
 
 def _with(record: JobRecord, fields: dict[str, Any]) -> JobRecord:

@@ -6,8 +6,9 @@ import time
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
+from extraction.coverage import FailedRange
 from extraction.nonce import new_nonce
 from extraction.protocols import Usage
 from infra.records.model import OutputRecord, new_id
@@ -47,6 +48,10 @@ class JobRecord(BaseModel):
     routing_reason: str | None = None
     chunks_total: int = 0
     chunks_done: int = 0
+    chunks_failed: int = Field(0, description="chunks the answer does not cover (failed maps and failed reduce groups)")
+    failed_ranges: list[FailedRange] = Field(
+        default_factory=list, description="what could not be read, in document order: chunks and reduce groups"
+    )
     reduce_level: int = 0
     agent_turns: int = 0
     agent_tool_calls: int = 0
@@ -63,6 +68,12 @@ class JobRecord(BaseModel):
     llm_calls_reserved: int = Field(0, description="LLM calls reserved against max_llm_calls_per_job")
     callback_url: str | None = Field(None, description="where the finished job is POSTed (signed), if anywhere")
     nonce: str = Field("", exclude=True, repr=False)
+
+    @field_validator("failed_ranges")
+    @classmethod
+    def _in_document_order(cls, failed: list[FailedRange]) -> list[FailedRange]:
+        """Stores append failures as they arrive; readers see them by position in the document."""
+        return sorted(failed, key=lambda part: (part.start, part.end, part.level, part.index))
 
 
 def new_job(output: OutputRecord, extract: str, mode: str, *, callback_url: str | None = None) -> JobRecord:

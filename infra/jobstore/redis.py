@@ -13,17 +13,18 @@ from typing import Any
 
 import redis
 
+from extraction.coverage import FailedRange
 from extraction.errors import NotFound
 from extraction.protocols import Usage
 from infra import keys
-from infra.jobstore.base import JobStore, admitted, too_many_requests
+from infra.jobstore.base import JobStore, admitted, failure_stage, too_many_requests
 from infra.jobstore.model import MAX_REDUCE_LEVELS, JobRecord, JobStatus, OverdueAction, ended
 from infra.lua import lua_source
 from infra.redis_client import redis_errors, text, text_list, text_map
 from infra.redis_hash import HashCodec, scalar_text
 
 CODEC = HashCodec(JobRecord, flatten=("usage",))
-_SCRIPTS = ("create", "finish", "record_part", "update_live", "reserve_call", "retry_overdue")
+_SCRIPTS = ("create", "finish", "record_part", "record_failure", "update_live", "reserve_call", "retry_overdue")
 
 
 class RedisJobStore(JobStore):
@@ -139,7 +140,7 @@ class RedisJobStore(JobStore):
 
     # --- results, counted once ----------------------------------------------------------------
     def record_chunk(self, job_id: str, index: int, text_: str, usage: Usage) -> bool:
-        return self._record(keys.job_chunks(job_id), job_id, index, text_, usage, counter="chunks_done")
+        return self._record(keys.job_chunks(job_id), job_id, (0, index), text_, usage, counter="chunks_done")
 
     def chunk_output(self, job_id: str, index: int) -> str | None:
         with redis_errors():
@@ -150,7 +151,29 @@ class RedisJobStore(JobStore):
         return self._parts(keys.job_chunks(job_id))
 
     def record_reduce(self, job_id: str, level: int, group: int, text_: str, usage: Usage) -> bool:
-        return self._record(keys.job_reduce(job_id, level), job_id, group, text_, usage, counter="")
+        return self._record(keys.job_reduce(job_id, level), job_id, (level, group), text_, usage, counter="")
+
+    def record_failure(self, job_id: str, failure: FailedRange, usage: Usage | None = None) -> bool:
+        parts = keys.job_chunks(job_id) if failure.level == 0 else keys.job_reduce(job_id, failure.level)
+        job_keys = [keys.job(job_id), parts, keys.job_failures(job_id), keys.CHUNKS_FAILED_TOTAL]
+        args = [
+            failure.index,
+            _failure_field(failure.level, failure.index),
+            failure.model_dump_json(),
+            len(failure.chunks),
+            failure_stage(failure.level),
+            self._ttl + self._deadline,
+            *_usage_args(usage or Usage()),
+        ]
+        outcome = self._run("record_failure", job_keys, args)
+        if outcome == -1:
+            raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
+        return bool(outcome == 1)
+
+    def failed_chunk_counts(self) -> dict[str, int]:
+        with redis_errors():
+            counts = text_map(self._r.hgetall(keys.CHUNKS_FAILED_TOTAL))
+        return {stage: int(counts.get(stage, 0)) for stage in ("map", "reduce")}
 
     def reduce_output(self, job_id: str, level: int, group: int) -> str | None:
         with redis_errors():
@@ -181,11 +204,13 @@ class RedisJobStore(JobStore):
             pipe.hincrby(keys.job(job_id), "agent_tool_calls", tool_calls)
             pipe.execute()
 
-    def _record(self, key: str, job_id: str, index: int, text_: str, usage: Usage, *, counter: str) -> bool:
-        cost = "" if usage.cost_usd is None else scalar_text(usage.cost_usd)
-        counts = [usage.calls, usage.input_tokens, usage.output_tokens, cost]
+    def _record(self, key: str, job_id: str, part: tuple[int, int], text_: str, usage: Usage, *, counter: str) -> bool:
+        level, index = part
+        counts = _usage_args(usage)
         outcome = self._run(
-            "record_part", [keys.job(job_id), key], [index, text_, counter, *counts, self._ttl + self._deadline]
+            "record_part",
+            [keys.job(job_id), key, keys.job_failures(job_id)],
+            [index, text_, counter, *counts, self._ttl + self._deadline, _failure_field(level, index)],
         )
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
@@ -229,6 +254,17 @@ class RedisJobStore(JobStore):
             for job_id in job_ids:
                 pipe.hget(keys.job(job_id), "tenant")
             return [None if tenant is None else text(tenant) for tenant in pipe.execute()]
+
+
+def _usage_args(usage: Usage) -> list[str | int]:
+    """Calls, input tokens, output tokens and cost ('' when unknown), as the scripts add them to the job."""
+    cost = "" if usage.cost_usd is None else scalar_text(usage.cost_usd)
+    return [usage.calls, usage.input_tokens, usage.output_tokens, cost]
+
+
+def _failure_field(level: int, index: int) -> str:
+    """The part's field in the failures hash: level 0 for chunks, n >= 1 for reduce groups."""
+    return f"{level}:{index}"
 
 
 def _flat(fields: dict[str, str]) -> list[str]:

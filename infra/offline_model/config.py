@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 ERROR_KINDS = ("429", "500", "timeout")
-MALFORMED = ("none", "no_closing_tag", "think_block", "wrong_nonce", "no_wrapper")
+MALFORMED = ("none", "no_closing_tag", "think_block", "wrong_nonce", "no_wrapper", "empty_wrapper")
+FAULTS = ("none", "no_wrapper", "empty_wrapper", *ERROR_KINDS)
+FAULT_ON = ("map", "reduce", "any")
 ENV_PREFIX = "TOOLOUT_OFFLINE_"
 HEADER = "X-Offline-Model"
 
@@ -28,7 +30,18 @@ class OfflineModelConfig:
       (`timeout`: the server holds the request for `timeout_s`, longer than any client timeout).
     fail_first: the first N attempts of every distinct request fail (kind from error_kinds), so
       "a retry recovers" is testable without hunting for a seed.
-    malformed: shape of final answers (`none` is the correct wrapper).
+    malformed: shape of every final answer (`none` is the correct wrapper; `empty_wrapper` has nothing inside).
+    fault/fault_on/fault_chunks/fault_marker: one targeted fault, for the calls about ONE part of a
+      document rather than a share of all calls. `fault` is what a targeted call gets, on every
+      attempt (so a retry does not recover): `no_wrapper` or `empty_wrapper` (the answer's shape, as
+      `malformed`), or `429`, `500`, `timeout` (as `error_kinds`). A call is targeted when all given
+      filters hold: `fault_on` names its kind (`map`, `reduce` or `any`; read-grep turns never are);
+      `fault_chunks` holds its chunk number as the map prompt shows it (`Index: <i> of <n>`, 1-based;
+      map calls only); `fault_marker` occurs in its data (a map call's chunk text between the BEGIN and
+      END lines, a reduce call's CHUNK OUTPUTS; never the instructions, which quote the request). With
+      neither filter, every call of the `fault_on` kind is targeted. E.g. `fault=no_wrapper;fault_chunks=7`
+      (chunk 7 never answers in a wrapper), `fault=500;fault_on=reduce;fault_marker=ZX-POISON` (the
+      reduce group holding that line fails), `fault=empty_wrapper` (every map finds nothing).
     retry_after_ms: `retry-after-ms` sent with injected 429s and 500s (small, so client retries stay fast).
     answer_bytes: most bytes of extracted lines per answer (also capped by max_tokens).
     seed: changes which attempts fail, without changing answers.
@@ -40,6 +53,10 @@ class OfflineModelConfig:
     error_kinds: tuple[str, ...] = ("429", "500")
     fail_first: int = 0
     malformed: str = "none"
+    fault: str = "none"
+    fault_on: str = "map"
+    fault_chunks: tuple[str, ...] = ()
+    fault_marker: str = ""
     timeout_s: float = 600.0
     retry_after_ms: int = 10
     answer_bytes: int = 6_000
@@ -54,6 +71,7 @@ class OfflineModelConfig:
             )
         if self.malformed not in MALFORMED:
             raise ValueError(f"malformed must be one of {'|'.join(MALFORMED)}, got {self.malformed!r}")
+        self._check_fault()
         if (
             min(self.latency_ms, self.jitter_ms, self.timeout_s, self.retry_after_ms, self.fail_first) < 0
             or self.answer_bytes < 1
@@ -61,6 +79,20 @@ class OfflineModelConfig:
             raise ValueError(
                 "latency_ms, jitter_ms, timeout_s, retry_after_ms, fail_first must be >= 0 and answer_bytes >= 1"
             )
+
+    def _check_fault(self) -> None:
+        if self.fault not in FAULTS:
+            raise ValueError(f"fault must be one of {'|'.join(FAULTS)}, got {self.fault!r}")
+        if self.fault_on not in FAULT_ON:
+            raise ValueError(f"fault_on must be one of {'|'.join(FAULT_ON)}, got {self.fault_on!r}")
+        if not all(number.isdigit() and int(number) >= 1 for number in self.fault_chunks):
+            raise ValueError(
+                f"fault_chunks must be chunk numbers from 1 (as in 'Index: 1 of n'), got {self.fault_chunks}"
+            )
+
+    @property
+    def chunk_numbers(self) -> frozenset[int]:
+        return frozenset(int(number) for number in self.fault_chunks)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> OfflineModelConfig:

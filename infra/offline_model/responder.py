@@ -6,6 +6,7 @@ the knobs: the same request always gets the same answer, which is what tests and
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -15,7 +16,11 @@ from infra.offline_model import prompt
 from infra.offline_model.agent import AgentStep, next_step, offers_read_grep
 from infra.offline_model.config import OfflineModelConfig
 from infra.offline_model.ranking import extract_answer, merge_chunk_outputs
+<<<<<<< HEAD
 from infra.offline_model.tool_agent import agent_turn, call_id
+=======
+from infra.offline_model.targeting import answer_shape
+>>>>>>> main
 
 NAME = "toolout offline model (deterministic, no LLM)"
 BYTES_PER_TOKEN = 3
@@ -31,7 +36,8 @@ class Answer:
 
 
 def respond(body: dict[str, Any], config: OfflineModelConfig) -> Answer:
-    """The answer to a chat-completions body, shaped by the `malformed` knob."""
+    """The answer to a chat-completions body, shaped by the `malformed` knob (or a targeted wrapper `fault`)."""
+    config = dataclasses.replace(config, malformed=answer_shape(body, config))
     messages = body.get("messages") or []
     system = prompt.system_prompt(messages)
     extract = prompt.section(system, "WHAT TO EXTRACT")
@@ -102,6 +108,8 @@ def shape(content: str, nonce: str | None, config: OfflineModelConfig, extract: 
     """Wrap the content in the final-report tags, or deliberately get that wrong (`malformed` knob)."""
     if nonce is None or config.malformed == "no_wrapper":
         return content
+    if config.malformed == "empty_wrapper":
+        return f'<ai-agent-{nonce}-FINAL format="text"></ai-agent-{nonce}-FINAL>'
     if config.malformed == "wrong_nonce":
         nonce = other_nonce(nonce)
     opened = f'<ai-agent-{nonce}-FINAL format="text">\n{content}\n'

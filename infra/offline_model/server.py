@@ -2,7 +2,8 @@
 
 litellm talks to it exactly as to a provider (`openai/toolout-offline` + api_base), so the demo,
 tests and benchmarks exercise the real client path: HTTP, retries, error mapping, usage, tool
-calls. Faults (latency, 429/500, stalls) are injected here, per request, from the knobs.
+calls. Faults (latency, 429/500, stalls) are injected here, per request, from the knobs: a share of all
+attempts (`error_rate`, `fail_first`) or every attempt of the targeted calls (`fault`, see `targeting`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from infra.offline_model.config import HEADER, OfflineModelConfig
 from infra.offline_model.prompt import message_text
 from infra.offline_model.responder import NAME, Answer, respond
+from infra.offline_model.targeting import injected_error
 from infra.tokenizer_files import ensure_offline_encodings
 
 log = logging.getLogger("toolout.offline_model")
@@ -65,7 +67,7 @@ async def handle_chat(request: Request, base: OfflineModelConfig, faults: FaultP
         return error_response(400, str(exc), "invalid_request_error")
     digest = request_digest(body)
     await asyncio.sleep(delay_seconds(knobs, digest))
-    fault = faults.decide(knobs, digest)
+    fault = injected_error(body, knobs) or faults.decide(knobs, digest)
     if fault is not None:
         return await inject(fault, knobs, request)
     started = time.perf_counter()
@@ -146,7 +148,7 @@ async def inject(fault: str, knobs: OfflineModelConfig, request: Request) -> JSO
     headers = {"retry-after-ms": str(knobs.retry_after_ms)} if fault != "timeout" else None
     return error_response(
         status,
-        f"{NAME}: injected {fault} (error_rate={knobs.error_rate}, fail_first={knobs.fail_first})",
+        f"{NAME}: injected {fault} (error_rate={knobs.error_rate}, fail_first={knobs.fail_first}, fault={knobs.fault})",
         kind,
         headers,
     )

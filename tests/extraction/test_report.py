@@ -27,7 +27,8 @@ def fail(reason: str) -> ReportFailure:
 
 
 NO_WRAPPER = fail(f"no final-report wrapper {O} in the reply")
-EMPTY = fail(f"the final-report wrapper {O} is empty")
+EMPTY = ok("", found=False)
+EMPTY_UNCLOSED = ok("", found=False, closed=False)
 ONLY_IN_THINK = fail(f"the final-report wrapper {O} appeared only inside a think block")
 FOREIGN = fail(
     "only final-report wrappers with a foreign nonce were found (deadbeefdeadbeef); they are ignored "
@@ -112,11 +113,12 @@ TORTURE = {
     ),
     "nested real wrappers": (f"{O}outer {O}inner{C}{C}", ok("inner")),
     "an unclosed wrapper ends at the next real one": (f"{O}draft {O}", ok("draft", closed=False)),
-    "a run of bare opening tags is empty": (f"{O}{O}\n{O}", fail(f"the final-report wrapper {O} is empty")),
+    "a run of bare opening tags is empty": (f"{O}{O}\n{O}", EMPTY_UNCLOSED),
     "unclosed then closed: the closed one is last": (f"{O}draft\n{O}final{C}", ok("final")),
     "empty content": (f"{O}   {C}", EMPTY),
-    "empty unclosed wrapper": (f"{O}\n", EMPTY),
-    "self-closing tag": (f"<ai-agent-{N}-FINAL/>", EMPTY),
+    "empty unclosed wrapper": (f"{O}\n", EMPTY_UNCLOSED),
+    "self-closing tag": (f"<ai-agent-{N}-FINAL/>", EMPTY_UNCLOSED),
+    "empty wrapper, the think block before it does not count": (f"<think>{O}draft{C}</think>{O}{C}", EMPTY),
     "empty reply": ("", fail("the reply was empty")),
     "whitespace-only reply": (" \n\t ", fail("the reply was empty")),
     "prose without any wrapper": ("Here are the repos: a, b, c.", NO_WRAPPER),

@@ -155,6 +155,17 @@ def test_server_error_is_retryable_llm_call_error(offline_model) -> None:
     assert type(caught.value) is LLMCallError and caught.value.retryable
 
 
+def test_a_targeted_500_fails_its_chunk_through_litellms_retries_and_spares_the_others(offline_model) -> None:
+    client = offline_model.client("fault=500;fault_chunks=2", num_retries=1)
+    with pytest.raises(LLMCallError) as caught:
+        client.complete(
+            map_messages(ctx(), f"{FACT}\n{uuid.uuid4()}", chunk_index=2, chunk_total=3, overlap_percent=10)
+        )
+    assert caught.value.details["status_code"] == 500
+    other = map_messages(ctx(), f"{FACT}\n{uuid.uuid4()}", chunk_index=3, chunk_total=3, overlap_percent=10)
+    assert FACT in client.complete(other).content
+
+
 def test_stall_becomes_llm_timeout(offline_model) -> None:
     started = time.monotonic()
     with pytest.raises(LLMTimeout) as caught:

@@ -22,6 +22,7 @@ from infra.offline_model.prompt import chunk_text, message_text, numbered_lines,
 from infra.offline_model.ranking import NO_RELEVANT_DATA, extract_answer, merge_chunk_outputs, query_terms, split_units
 from infra.offline_model.responder import respond
 from infra.offline_model.server import FaultPlan
+from infra.offline_model.targeting import chunk_number, injected_error, targeted
 
 NONCE = "0123456789abcdef"
 FACT = "2024-03-07T10:15:00 ERROR payment gateway declined order ORD-77341 (code E_CARD_DECLINED)"
@@ -192,11 +193,82 @@ def test_extract_section_stops_at_the_next_header_even_in_reduce_prompts() -> No
         ("think_block", lambda t: t.startswith("<think>") and t.endswith(close_tag(NONCE))),
         ("wrong_nonce", lambda t: "-FINAL" in t and NONCE not in t),
         ("no_wrapper", lambda t: t == FACT),
+        ("empty_wrapper", lambda t: t == f'<ai-agent-{NONCE}-FINAL format="text"></ai-agent-{NONCE}-FINAL>'),
     ],
 )
 def test_malformed_knob_shapes_the_final_answer(malformed: str, check) -> None:
     body = {"messages": map_call("ORD-77341", FACT)}
     assert check(respond(body, OfflineModelConfig(malformed=malformed)).content)
+
+
+# --- one targeted fault ------------------------------------------------------------------------------
+MARKER = "ZX-POISON-41"
+
+
+def chunk_call(number: int, total: int = 20, text: str = FACT, extract: str = "ORD-77341") -> dict:
+    return {"messages": map_messages(ctx(extract), text, chunk_index=number, chunk_total=total, overlap_percent=10)}
+
+
+def reduce_call(outputs: list[str], extract: str = "ORD-77341") -> dict:
+    return {"messages": reduce_messages(ctx(extract), outputs)}
+
+
+def answers(body: dict, header: str) -> str:
+    return respond(body, OfflineModelConfig().with_header(header)).content
+
+
+def test_a_wrapper_fault_hits_only_the_named_chunk_on_every_attempt() -> None:
+    knobs = "fault=no_wrapper;fault_chunks=7"
+    assert answers(chunk_call(7), knobs) == FACT == answers(chunk_call(7), knobs), "the same on a retry"
+    assert content_of(answers(chunk_call(6), knobs)).content == FACT
+    assert content_of(answers(chunk_call(17), knobs)).content == FACT, "7 is not a prefix match"
+    assert content_of(answers(reduce_call([FACT]), knobs)).content == FACT, "reduce calls are not map calls"
+
+
+def test_several_chunks_and_an_empty_wrapper() -> None:
+    knobs = "fault=empty_wrapper;fault_chunks=1,3"
+    shapes = [content_of(answers(chunk_call(n, 4), knobs)) for n in (1, 2, 3, 4)]
+    assert [report.content for report in shapes] == ["", FACT, "", FACT] and not shapes[0].found
+
+
+def test_without_filters_every_call_of_the_kind_is_hit() -> None:
+    assert all(content_of(answers(chunk_call(n), "fault=empty_wrapper")).content == "" for n in (1, 9, 20))
+    assert content_of(answers(reduce_call([FACT]), "fault=empty_wrapper")).content == FACT
+    assert answers(reduce_call([FACT]), "fault=no_wrapper;fault_on=reduce") == FACT
+
+
+def test_a_marker_hits_the_calls_whose_data_holds_it_never_the_request() -> None:
+    knobs = f"fault=no_wrapper;fault_on=any;fault_marker={MARKER}"
+    assert answers(chunk_call(2, text=f"{FACT}\n{MARKER}"), knobs).startswith(FACT)
+    assert open_tag(NONCE) in answers(chunk_call(2, extract=f"ORD-77341 {MARKER}"), knobs), "the request quotes it"
+    assert NONCE not in answers(reduce_call([FACT, f"x {MARKER}"]), knobs)
+    assert open_tag(NONCE) in answers(reduce_call([FACT, "y"], extract=f"x {MARKER}"), knobs)
+
+
+def test_filters_must_all_hold() -> None:
+    knobs = f"fault=no_wrapper;fault_chunks=2;fault_marker={MARKER}"
+    assert NONCE not in answers(chunk_call(2, text=MARKER), knobs)
+    assert open_tag(NONCE) in answers(chunk_call(2), knobs) and open_tag(NONCE) in answers(
+        chunk_call(3, text=MARKER), knobs
+    )
+
+
+def test_read_grep_turns_are_never_targeted() -> None:
+    body = {"messages": read_grep_messages(ctx("x"), handle_filename="h", root="/r"), "tools": sub_agent_tools()}
+    assert not targeted(body, OfflineModelConfig(fault="500", fault_on="any"))
+
+
+def test_error_faults_are_injected_by_the_server_for_targeted_calls_only() -> None:
+    knobs = OfflineModelConfig(fault="500", fault_chunks=("4",))
+    assert injected_error(chunk_call(4), knobs) == "500" and injected_error(chunk_call(5), knobs) is None
+    assert injected_error(chunk_call(4), OfflineModelConfig(fault="no_wrapper", fault_chunks=("4",))) is None
+    assert chunk_number(chunk_call(12, 57)) == 12 and chunk_number(reduce_call(["a"])) is None
+
+
+@pytest.mark.parametrize("header", ["fault=explode", "fault_on=agent", "fault_chunks=0", "fault_chunks=two"])
+def test_bad_fault_knobs_are_refused(header: str) -> None:
+    with pytest.raises(ValueError):
+        OfflineModelConfig().with_header(header)
 
 
 def test_a_request_without_toolout_prompts_gets_an_explanation() -> None:

@@ -11,25 +11,36 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.deps import Services
 from extraction.mapreduce import ModelLimits
+from extraction.protocols import LLM
 from infra.settings import Settings
 from infra.stores import open_stores
 from tests.workers.conftest import needle_model
+from tests.workers.test_partial import faulty, no_wrapper, on_chunks
 from tests.workers.test_pipeline import NEEDLE, document
 from toolout.client import ToolOutAPIError, ToolOutClient
 from workers.local import LocalDispatcher
 from workers.runtime import build_runtime
 
 
-@pytest.fixture()
-def toolout() -> Iterator[ToolOutClient]:
+def in_process_client(llm: LLM) -> Iterator[ToolOutClient]:
     settings = Settings(redis_url="memory://", blob_store="memory://", auth_mode="dev", max_chunks_for_full_mode=100)
     stores = open_stores(settings)
-    runtime = build_runtime(settings, stores, needle_model(NEEDLE), limits=ModelLimits(4000, 500))
+    runtime = build_runtime(settings, stores, llm, limits=ModelLimits(4000, 500))
     dispatcher = LocalDispatcher(runtime, concurrency=4)
     app = create_app(services=Services(settings=settings, stores=stores, dispatcher=dispatcher))
     with TestClient(app) as http, ToolOutClient("http://testserver", http=http) as client:
         yield client
     dispatcher.close()
+
+
+@pytest.fixture()
+def toolout() -> Iterator[ToolOutClient]:
+    yield from in_process_client(needle_model(NEEDLE))
+
+
+@pytest.fixture()
+def toolout_chunk_3_unreadable() -> Iterator[ToolOutClient]:
+    yield from in_process_client(faulty(on_chunks({3}, no_wrapper)))
 
 
 def test_store_then_tool_output_gives_the_abstract(toolout: ToolOutClient) -> None:
@@ -122,3 +133,19 @@ def test_non_ascii_tool_names_and_arguments_travel_as_utf8(live_api) -> None:
         handle = client.store(session, b"x", tool_name="検索", tool_args='{"q": "café"}')["handle"]
         meta = client.output(handle)
     assert (meta["tool_name"], meta["tool_args"]) == ("検索", '{"q": "café"}')
+
+
+def test_a_partial_answer_reaches_the_sdk_with_what_could_not_be_read(
+    toolout_chunk_3_unreadable: ToolOutClient,
+) -> None:
+    client = toolout_chunk_3_unreadable
+    handle = client.store(client.create_session(), document(), tool_name="logs.fetch")["handle"]
+    job = client.wait(client.submit(handle, "database pool errors", "full-chunked")["id"], timeout=30)
+    [failed] = job["failed_ranges"]
+    assert job["status"] == "succeeded" and job["mode_used"] == "full-chunked" and job["chunks_failed"] == 1
+    assert (failed["level"], failed["index"], failed["chunks"]) == (0, 2, [2]) and failed["reason"]
+    warning = f"WARNING: 1 of {job['chunks_total']} chunks could not be read (bytes {failed['start']:,}-"
+    assert job["result"].split("\n\n")[1].startswith(warning) and NEEDLE in job["result"]
+    assert (
+        client.tool_output(handle, "database pool errors", "full-chunked").split("\n\n")[1].startswith("WARNING: 1 of ")
+    )

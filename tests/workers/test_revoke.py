@@ -58,7 +58,20 @@ def test_signatures_name_toolouts_tasks_with_the_steps_arguments(make_runtime) -
     assert [(s.task, tuple(s.args)) for s in header] == [
         ("toolout.map_chunk", (job.id, c.index, c.start, c.end)) for c in step.chunks
     ]
-    assert (body.task, tuple(body.args), body.immutable) == ("toolout.reduce_stage", (job.id, 0), True)
+    covers = [[[c.index, c.start, c.end]] for c in step.chunks]
+    assert (body.task, tuple(body.args), body.immutable) == ("toolout.reduce_stage", (job.id, 0, covers), True)
+
+
+def test_group_signatures_carry_what_each_group_covers(make_runtime) -> None:
+    rt, job = planned_job(make_runtime)
+    covers = [[[0, 0, 10], [1, 9, 20]], [[2, 19, 30]]]
+    step = pipeline.RunReduceGroups(level=0, groups=[[0, 1], [2]], covers=covers)
+    header, body = tasks.plan(celery_for(rt), job.id, step)
+    assert [(s.task, tuple(s.args)) for s in header] == [
+        ("toolout.reduce_group", (job.id, 0, 0, [0, 1], covers[0])),
+        ("toolout.reduce_group", (job.id, 0, 1, [2], covers[1])),
+    ]
+    assert (body.task, tuple(body.args)) == ("toolout.reduce_stage", (job.id, 1, covers))
 
 
 def test_the_agent_task_is_remembered_too(make_runtime) -> None:

@@ -92,7 +92,8 @@ def test_twin_final_reduces_count_one_call(make_runtime) -> None:
     def respond(messages, tools):
         if "--- chunk 1 of" in messages[0]["content"] and state["twin"] == 0:  # the first reduce call
             state["twin"] += 1
-            pipeline.run_reduce_stage(rt, state["job"], 0)  # the twin runs and finishes while this call is in flight
+            covers = [[[i, 0, 1]] for i in range(rt.jobs.get(state["job"]).chunks_total)]
+            pipeline.run_reduce_stage(rt, state["job"], 0, covers)  # the twin runs and finishes meanwhile
         return inner.complete(messages, tools=tools)
 
     rt = make_runtime(ScriptedLLM(respond), context_tokens=4000)

@@ -1,7 +1,9 @@
--- Store a map/reduce output once and count it. KEYS: job, parts hash.
--- ARGV: index, text, counter field ('' = none), calls, input tokens, output tokens, cost ('' = unknown), ttl.
--- Returns -1 unknown job, 0 already stored, 1 stored.
+-- Store a map/reduce output once and count it. KEYS: job, parts hash, failures hash.
+-- ARGV: index, text, counter field ('' = none), calls, input tokens, output tokens, cost ('' = unknown), ttl,
+-- the part's failure field ('<level>:<index>').
+-- Returns -1 unknown job, 0 already settled (stored, or recorded as failed), 1 stored.
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[3], ARGV[9]) == 1 then return 0 end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('EXPIRE', KEYS[2], ARGV[8])
 if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[3], 1) end

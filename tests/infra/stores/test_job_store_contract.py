@@ -6,6 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from extraction.coverage import FailedRange
 from extraction.errors import NotFound
 from extraction.protocols import Usage
 from infra.errors import TooManyRequests
@@ -127,6 +128,84 @@ def test_concurrent_deliveries_of_one_chunk_count_it_once(jobs: JobStore) -> Non
     with ThreadPoolExecutor(8) as pool:
         stored = list(pool.map(lambda i: jobs.record_chunk("j1", 0, f"copy {i}", Usage(calls=1)), range(16)))
     assert stored.count(True) == 1 and jobs.get("j1").usage.calls == 1 and jobs.get("j1").chunks_done == 1
+
+
+# --- parts that could not be read: settled once, as an output or as a failure ---------------------
+def chunk_failure(index: int, reason: str = "no valid final report after 2 attempt(s)") -> FailedRange:
+    return FailedRange(level=0, index=index, chunks=[index], start=index * 100, end=index * 100 + 110, reason=reason)
+
+
+def group_failure(level: int, group: int, chunks: list[int]) -> FailedRange:
+    return FailedRange(
+        level=level,
+        index=group,
+        chunks=chunks,
+        start=chunks[0] * 100,
+        end=chunks[-1] * 100 + 110,
+        reason="model call failed (InternalServerError): boom",
+    )
+
+
+def test_a_failed_chunk_is_recorded_once_in_document_order_and_counted_by_stage(jobs: JobStore) -> None:
+    new_job(jobs)
+    before = jobs.failed_chunk_counts()
+    assert jobs.record_failure("j1", chunk_failure(7))
+    assert not jobs.record_failure("j1", chunk_failure(7, reason="redelivered, failed again")), "counted once"
+    assert jobs.record_failure("j1", chunk_failure(2))
+    assert jobs.record_failure("j1", group_failure(1, 3, [10, 11, 12]))
+    read = jobs.get("j1")
+    assert read.chunks_failed == 5 and read.chunks_done == 0
+    assert read.failed_ranges == [chunk_failure(2), chunk_failure(7), group_failure(1, 3, [10, 11, 12])]
+    after = jobs.failed_chunk_counts()
+    assert (after["map"] - before["map"], after["reduce"] - before["reduce"]) == (2, 3)
+
+
+def test_a_chunk_that_failed_is_never_also_done_and_a_done_chunk_never_fails(jobs: JobStore) -> None:
+    """First outcome wins: a redelivered task cannot turn a failure into a success, or the other way round."""
+    new_job(jobs)
+    assert jobs.record_failure("j1", chunk_failure(0), Usage(calls=2, input_tokens=7, cost_usd=0.5))
+    assert not jobs.record_chunk("j1", 0, "a late success", Usage(calls=1))
+    assert jobs.record_chunk("j1", 1, "done", Usage(calls=1))
+    assert not jobs.record_failure("j1", chunk_failure(1), Usage(calls=2))
+    read = jobs.get("j1")
+    assert (read.chunks_done, read.chunks_failed) == (1, 1)
+    assert read.usage == Usage(calls=3, input_tokens=7, cost_usd=0.5), "each settled part's calls, once"
+    assert jobs.chunk_outputs("j1") == {1: "done"} and [f.index for f in read.failed_ranges] == [0]
+
+
+def test_a_reduce_group_is_settled_once_too(jobs: JobStore) -> None:
+    new_job(jobs)
+    assert jobs.record_failure("j1", group_failure(1, 0, [0, 1]))
+    assert not jobs.record_reduce("j1", 1, 0, "late", Usage(calls=1))
+    assert jobs.record_reduce("j1", 1, 1, "group 1", Usage(calls=1))
+    assert not jobs.record_failure("j1", group_failure(1, 1, [2, 3]))
+    assert jobs.record_failure("j1", group_failure(2, 0, [2, 3])), "a level is its own namespace"
+    assert jobs.reduce_outputs("j1", 1) == {1: "group 1"} and jobs.get("j1").chunks_failed == 4
+
+
+def test_an_ended_job_records_no_failure_and_an_unknown_one_is_not_found(jobs: JobStore) -> None:
+    new_job(jobs)
+    before = jobs.failed_chunk_counts()
+    jobs.cancel("j1")
+    assert not jobs.record_failure("j1", chunk_failure(0))
+    assert jobs.get("j1").chunks_failed == 0 and jobs.failed_chunk_counts() == before
+    with pytest.raises(NotFound):
+        jobs.record_failure("ghost", chunk_failure(0))
+
+
+def test_concurrent_outcomes_of_one_chunk_settle_it_once(jobs: JobStore) -> None:
+    new_job(jobs)
+
+    def deliver(i: int) -> bool:
+        if i % 2:
+            return jobs.record_failure("j1", chunk_failure(0, reason=f"copy {i}"))
+        return jobs.record_chunk("j1", 0, f"copy {i}", Usage(calls=1))
+
+    with ThreadPoolExecutor(8) as pool:
+        settled = list(pool.map(deliver, range(16)))
+    read = jobs.get("j1")
+    assert settled.count(True) == 1 and read.chunks_done + read.chunks_failed == 1
+    assert len(read.failed_ranges) == read.chunks_failed and len(jobs.chunk_outputs("j1")) == read.chunks_done
 
 
 # --- the session's jobs ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import json
 import pytest
 import redis
 
+from extraction.coverage import FailedRange
 from extraction.protocols import Usage
 from infra import keys
 from infra.apikeys import RedisApiKeyStore
@@ -33,6 +34,18 @@ def test_a_job_is_one_hash_whose_fields_the_codec_derives_from_the_record(jobs, 
     assert fields["nonce"] == "n" and fields["status"] == "queued" and "result" not in fields
 
 
+def test_failures_are_appended_to_one_json_field_and_settled_in_their_own_hash(jobs, redis_client) -> None:
+    new_job(jobs)
+    first = FailedRange(level=0, index=3, chunks=[3], start=300, end=410, reason='a "quoted" reason — ✓')
+    group = FailedRange(level=2, index=0, chunks=[0, 1], start=0, end=210, reason="r")
+    assert jobs.record_failure("j1", first) and jobs.record_failure("j1", group)
+    fields = redis_client.hgetall(keys.job("j1"))
+    assert json.loads(fields["failed_ranges"]) == [first.model_dump(), group.model_dump()]
+    assert fields["chunks_failed"] == "3"
+    assert redis_client.hgetall(keys.job_failures("j1")) == {"0:3": "1", "2:0": "1"}
+    assert redis_client.hgetall(keys.CHUNKS_FAILED_TOTAL) == {"map": "1", "reduce": "2"}
+
+
 def test_counters_are_incremented_in_place(jobs, redis_client) -> None:
     new_job(jobs)
     jobs.record_chunk("j1", 0, "x", Usage(calls=1, input_tokens=3, cost_usd=0.1))
@@ -45,10 +58,12 @@ def test_counters_are_incremented_in_place(jobs, redis_client) -> None:
 def test_a_finished_job_and_everything_it_owns_expire_with_it(jobs, redis_client) -> None:
     new_job(jobs)
     jobs.record_chunk("j1", 0, "x", Usage())
+    jobs.record_failure("j1", FailedRange(level=0, index=1, chunks=[1], start=5, end=9, reason="r"))
     jobs.add_task_ids("j1", ["t1"])
     assert jobs.finish("j1", JobStatus.SUCCEEDED, result="done")
-    for key in (keys.job("j1"), keys.job_chunks("j1"), keys.job_tasks("j1")):
+    for key in (keys.job("j1"), keys.job_chunks("j1"), keys.job_failures("j1"), keys.job_tasks("j1")):
         assert 0 < redis_client.ttl(key) <= 600, key
+    assert redis_client.ttl(keys.CHUNKS_FAILED_TOTAL) == -1, "the store-wide count outlives jobs"
     assert redis_client.zscore(keys.JOBS_ACTIVE, "j1") is None
     assert redis_client.smembers(keys.tenant_live_jobs("acme")) == set()
 

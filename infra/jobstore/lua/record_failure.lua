@@ -1,0 +1,25 @@
+-- Record once that a part (a chunk, or a reduce group) of a live job could not be read.
+-- KEYS: job, the part's outputs hash, failures hash, store-wide failed-chunks hash.
+-- ARGV: index in the outputs hash, failure field ('<level>:<index>'), the FailedRange JSON, chunks it loses,
+-- stage ('map' | 'reduce'), ttl, then the failed attempts' usage: calls, input tokens, output tokens, cost ('' = unknown).
+-- Returns -1 unknown job, 0 ended or already settled (an output, or this failure, is stored), 1 recorded.
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return -1 end
+if status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
+if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 0 end
+if redis.call('HSETNX', KEYS[3], ARGV[2], '1') == 0 then return 0 end
+redis.call('EXPIRE', KEYS[3], ARGV[6])
+local listed = redis.call('HGET', KEYS[1], 'failed_ranges')
+if not listed or listed == '[]' then
+  listed = '[' .. ARGV[3] .. ']'
+else
+  listed = string.sub(listed, 1, -2) .. ',' .. ARGV[3] .. ']'
+end
+redis.call('HSET', KEYS[1], 'failed_ranges', listed)
+redis.call('HINCRBY', KEYS[1], 'chunks_failed', ARGV[4])
+redis.call('HINCRBY', KEYS[4], ARGV[5], ARGV[4])
+redis.call('HINCRBY', KEYS[1], 'usage_calls', ARGV[7])
+redis.call('HINCRBY', KEYS[1], 'usage_input_tokens', ARGV[8])
+redis.call('HINCRBY', KEYS[1], 'usage_output_tokens', ARGV[9])
+if ARGV[10] ~= '' then redis.call('HINCRBYFLOAT', KEYS[1], 'usage_cost_usd', ARGV[10]) end
+return 1

@@ -1,0 +1,56 @@
+"""Prometheus metrics the API serves for the whole service: failed chunks, counted where they are recorded."""
+
+from __future__ import annotations
+
+import re
+
+from fastapi.testclient import TestClient
+from prometheus_client import CollectorRegistry, generate_latest
+
+from api.metrics import FailedChunksCollector
+from extraction.coverage import FailedRange
+from infra.errors import BackendUnavailable
+from infra.jobstore import JobRecord, JobStore
+from tests.api.conftest import InProcess
+
+
+def failed_chunks_metric(text: str) -> dict[str, float]:
+    return {
+        stage: float(v) for stage, v in re.findall(r'^toolout_chunks_failed_total\{stage="(\w+)"\} (\S+)$', text, re.M)
+    }
+
+
+def lose(jobs: JobStore, job_id: str, level: int, chunks: list[int]) -> None:
+    jobs.create(JobRecord(id=job_id, session_id="s", handle="h", extract="x", nonce="n"))
+    assert jobs.record_failure(
+        job_id, FailedRange(level=level, index=0, chunks=chunks, start=0, end=10, reason="model call failed (x)")
+    )
+
+
+def test_failed_chunks_are_exposed_by_stage_from_the_job_store(inproc: InProcess) -> None:
+    assert failed_chunks_metric(inproc.client.get("/metrics").text) == {"map": 0.0, "reduce": 0.0}
+    jobs = inproc.app.state.services.jobs
+    lose(jobs, "a", 0, [4])
+    lose(jobs, "b", 1, [0, 1, 2])
+    text = inproc.client.get("/metrics").text
+    assert failed_chunks_metric(text) == {"map": 1.0, "reduce": 3.0}
+    assert "# TYPE toolout_chunks_failed_total counter" in text
+
+
+def test_a_store_that_does_not_answer_leaves_the_series_out_and_the_scrape_up(caplog) -> None:
+    def down() -> dict[str, int]:
+        raise BackendUnavailable("Redis is unavailable: connection refused", backend="redis")
+
+    registry = CollectorRegistry()
+    registry.register(FailedChunksCollector(down))
+    assert b"toolout_chunks_failed_total" not in generate_latest(registry)
+    assert "failed-chunk count unavailable: Redis is unavailable" in caplog.text
+
+
+def test_every_api_instance_reports_the_same_store_wide_count(inproc: InProcess) -> None:
+    """A second app over the same stores (another API replica) reads the same total: aggregate with max."""
+    from api.app import create_app
+
+    lose(inproc.app.state.services.jobs, "a", 0, [1, 2])
+    with TestClient(create_app(services=inproc.app.state.services)) as replica:
+        assert failed_chunks_metric(replica.get("/metrics").text) == {"map": 2.0, "reduce": 0.0}
