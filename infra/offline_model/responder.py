@@ -16,11 +16,8 @@ from infra.offline_model import prompt
 from infra.offline_model.agent import AgentStep, next_step, offers_read_grep
 from infra.offline_model.config import OfflineModelConfig
 from infra.offline_model.ranking import extract_answer, merge_chunk_outputs
-<<<<<<< HEAD
-from infra.offline_model.tool_agent import agent_turn, call_id
-=======
 from infra.offline_model.targeting import answer_shape
->>>>>>> main
+from infra.offline_model.tool_agent import agent_turn, call_id
 
 NAME = "toolout offline model (deterministic, no LLM)"
 BYTES_PER_TOKEN = 3
