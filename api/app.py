@@ -21,7 +21,7 @@ from api.deps import Services, get_tenant
 from api.errors import error_responses, install_error_handlers
 from api.lifecycle import SWEEP_INTERVAL_SECONDS, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
-from api.routers import extractions, health, lines, outputs, sessions, webhooks
+from api.routers import buffers, extractions, files, health, lines, outputs, routing, sessions, variables, webhooks
 from infra.settings import Settings, get_settings
 from infra.stores import open_stores
 from infra.tokenizer_files import ensure_offline_encodings
@@ -70,7 +70,7 @@ def create_app(
     app.state.metrics = Metrics(failed_chunks=built.jobs.failed_chunk_counts)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     install_error_handlers(app)
-    for module in (sessions, outputs, lines, extractions, webhooks):
+    for module in (sessions, outputs, lines, extractions, webhooks, variables, buffers, files, routing):
         app.include_router(module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401))
     app.include_router(health.router)  # probes and metrics stay open
     return app

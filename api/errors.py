@@ -2,7 +2,8 @@
 
 Every error response has the same body, `{"error": {"code", "message", "details"}}`, so SDK and MCP
 clients parse one shape. Client mistakes are always 4xx: validation problems are 422, our
-`InvalidInput` family 400 (413 for uploads over the limit, 416 for unsatisfiable ranges), and only
+`InvalidInput` family 400 (413 for uploads over the limit, 416 for unsatisfiable ranges, 422 for a
+variable, path, destination, directive or buffer_ops argument that is wrong), and only
 an exception we did not raise on purpose becomes a logged 500 that reveals nothing. A 401 carries
 a `WWW-Authenticate: Bearer` challenge, a 429 (and a 503) a `Retry-After`.
 """
@@ -20,7 +21,11 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from extraction.buffer_ops import BufferOpError
 from extraction.errors import Conflict, InvalidInput, NotFound, PatternError, PayloadTooLarge, ToolOutError
+from extraction.file_paths import InvalidFilePath
+from extraction.output_routing import DirectiveError, InvalidDestination, InvalidSource
+from extraction.variable_errors import VariableError
 from infra.errors import BackendUnavailable, IdempotencyKeyReused, TooManyRequests, Unauthorized
 from infra.webhooks import InvalidCallbackUrl, WebhooksNotConfigured
 
@@ -38,6 +43,13 @@ class RangeNotSatisfiable(InvalidInput):
 _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     RangeNotSatisfiable: 416,
     IdempotencyKeyReused: 422,
+    # variables, routing and buffer_ops: the request named or addressed something wrongly (issue 9's 422s)
+    VariableError: 422,
+    InvalidFilePath: 422,
+    InvalidDestination: 422,
+    InvalidSource: 422,
+    DirectiveError: 422,
+    BufferOpError: 422,
     InvalidCallbackUrl: 422,
     WebhooksNotConfigured: 422,
     PayloadTooLarge: 413,

@@ -26,9 +26,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
 from extraction.errors import InvalidInput, PayloadTooLarge
-from extraction.lines import LineIndex, LineIndexBuilder
-from extraction.stats import Measured, StatsCounter
+from extraction.lines import LineIndex
+from extraction.stats import Measured
 from infra.settings import Settings
+from infra.versions import Known, Meter
 
 log = logging.getLogger("toolout.api.ingest")
 
@@ -42,8 +43,19 @@ class Spooled:
 
     path: Path
     size: int
-    measured: Measured
-    lines: LineIndex
+    known: Known
+
+    @property
+    def measured(self) -> Measured:
+        return self.known.measured
+
+    @property
+    def lines(self) -> LineIndex:
+        return self.known.lines
+
+    @property
+    def chars(self) -> int:
+        return self.known.chars or 0
 
 
 def spool_dir(settings: Settings) -> Path:
@@ -58,21 +70,19 @@ def spool_dir(settings: Settings) -> Path:
 
 
 class _Sink:
-    """The thread-side consumer of batches: spool file, stats counter and line index, in step."""
+    """The thread-side consumer of batches: the spool file and the `Meter` (stats, line index, chars), in step."""
 
     def __init__(self, file: BinaryIO, encoding: str) -> None:
         self._file = file
-        self._stats = StatsCounter(encoding)
-        self._lines = LineIndexBuilder()
+        self._meter = Meter(encoding)
 
     def consume(self, block: bytes) -> None:
         self._file.write(block)
-        self._stats.feed(block)
-        self._lines.feed(block)
+        self._meter.feed(block)
 
-    def finish(self) -> tuple[Measured, LineIndex]:
+    def finish(self) -> Known:
         self._file.flush()
-        return self._stats.finish(), self._lines.finish()
+        return self._meter.finish()
 
 
 class _Pipeline:
@@ -105,11 +115,11 @@ async def spool(stream: AsyncIterator[bytes], *, directory: Path, limit: int, en
             size = await _pump(stream, _Pipeline(sink.consume), limit)
             if size == 0:
                 raise InvalidInput("the request body is empty: send the tool output as the body")
-            measured, lines = await run_in_threadpool(sink.finish)
+            known = await run_in_threadpool(sink.finish)
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    return Spooled(path=path, size=size, measured=measured, lines=lines)
+    return Spooled(path=path, size=size, known=known)
 
 
 async def _pump(stream: AsyncIterator[bytes], pipeline: _Pipeline, limit: int) -> int:

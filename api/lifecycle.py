@@ -1,19 +1,27 @@
-"""Removing sessions (on DELETE and when they sit idle too long).
+"""Removing sessions (on DELETE and when they sit idle too long), and the versions variables left behind.
 
 A session owns three kinds of state in two systems: blobs under `sessions/<id>/`, job records and
-output/session records in Redis. `purge_session` removes them in that order, so a failure half-way
-leaves the session record in place and the next DELETE or sweep finishes the job.
+output/session records (with its names, file paths and counters) in Redis. `purge_session` removes
+them in that order, so a failure half-way leaves the session record in place and the next DELETE or
+sweep finishes the job.
+
+A variable or file written again (append, replace) leaves its previous version *retired*: still
+readable, because an extraction job or a download may be reading it. The sweeper removes a retired
+version once it is older than `TOOLOUT_RETIRED_VERSION_GRACE_SECONDS` and no live job uses it (one
+still in use is looked at again a grace period later).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import Services
-from infra.records import session_prefix
+from infra.outputs import delete_stored_output
+from infra.records import OutputRecord, session_prefix
 
 log = logging.getLogger("toolout.api.sweeper")
 
@@ -39,11 +47,37 @@ def sweep_idle_sessions(services: Services, *, batch: int = 100) -> int:
     return swept
 
 
+def sweep_retired_versions(services: Services, *, batch: int = 100, now: float | None = None) -> int:
+    """Remove retired versions past their grace period that no live job reads; returns how many went."""
+    now = time.time() if now is None else now
+    cutoff = now - services.settings.retired_version_grace_seconds
+    live: dict[str, set[str]] = {}
+    removed = 0
+    for record in services.records.retired_outputs(before=cutoff, limit=batch):
+        if record.handle in _live_handles(services, record, live):
+            services.records.retire_output(record, now)  # look again a grace period later
+            continue
+        delete_stored_output(services.blobs, services.records, record)
+        removed += 1
+    if removed:
+        log.info("removed %d retired version(s)", removed)
+    return removed
+
+
+def _live_handles(services: Services, record: OutputRecord, cache: dict[str, set[str]]) -> set[str]:
+    """Handles that the session's queued or running jobs extract from (fetched once per session per sweep)."""
+    if record.session_id not in cache:
+        jobs = services.jobs.list_for_session(record.session_id, record.tenant)
+        cache[record.session_id] = {job.handle for job in jobs if not job.status.terminal}
+    return cache[record.session_id]
+
+
 async def sweep_forever(services: Services, interval: float = SWEEP_INTERVAL_SECONDS) -> None:
     """The lifespan's background task: one sweep per interval; a failed sweep is logged, not fatal."""
     while True:
-        try:
-            await run_in_threadpool(sweep_idle_sessions, services)
-        except Exception:
-            log.exception("session sweep failed")
+        for sweep, what in ((sweep_idle_sessions, "session"), (sweep_retired_versions, "retired version")):
+            try:
+                await run_in_threadpool(sweep, services)
+            except Exception:
+                log.exception("%s sweep failed", what)
         await asyncio.sleep(interval)

@@ -62,6 +62,7 @@ class UploadResult(StatsView):
     session_id: str
     oversized: bool
     message: str | None = Field(description="seed 002 §2a text when oversized: hand it to the model as the tool result")
+    name: str | None = Field(description="the variable the output is saved as: `$name` resolves to it")
     links: Links
 
 
@@ -71,6 +72,20 @@ class InlineResult(StatsView):
     stored: Literal[False] = False
     oversized: Literal[False] = False
     content: str
+    name: None = Field(None, description="null: nothing was stored, so there is no variable")
+
+
+class RoutedResult(BaseModel):
+    """An upload with `output=variable:…|file:…|discard`: where it went, and the manifest the model sees instead."""
+
+    routed: Literal[True] = True
+    destination: str = Field(description="as finally written: variable:foo_2 (write_mode=new), file:results/2026-01-01")
+    name: str | None
+    path: str | None
+    handle: str | None = Field(description="the version now stored there (null for discard)")
+    chars: int = Field(description="characters of this upload")
+    bytes: int = Field(description="bytes of this upload")
+    manifest: str = Field(description="[tool output routed] <tool> -> <destination> (total N chars)")
 
 
 class OutputView(StatsView):

@@ -98,11 +98,15 @@ class BufferStore(Protocol):
         ...
 
 
+def append_separator(old_tail: str) -> str:
+    """What goes between the old content and an appended part: `\n`, unless the old content is empty or
+    already ends with one. Only the end of the old content matters, so a server passes its last character."""
+    return "" if not old_tail or old_tail.endswith("\n") else "\n"
+
+
 def append_text(old: str, new: str) -> str:
     """How an appended part joins: on a new line (see the module docstring)."""
-    if not old:
-        return new
-    return old + new if old.endswith("\n") else f"{old}\n{new}"
+    return old + append_separator(old) + new
 
 
 def appended_content_type(old: str, new: str) -> str:

@@ -48,7 +48,7 @@ class DirectiveError(InvalidInput):
     """A routing directive or route that cannot be used; details name the token and where it is
     (`line`/`column`, 1-based, for directive text; `path` for the dict form)."""
 
-    code = "invalid_directive"
+    code = "directive_error"
 
 
 class InvalidDestination(InvalidInput):

@@ -23,9 +23,23 @@ def session_jobs(session_id: str) -> str:
     return f"{PREFIX}:session:{session_id}:jobs"
 
 
+def session_aliases(session_id: str, space: str) -> str:
+    """Hash: variable name (space `variable`) or file path (space `file`) → handle of its current version."""
+    return f"{PREFIX}:session:{session_id}:{space}s"
+
+
+def session_counters(session_id: str) -> str:
+    """Hash: counter name (a tool's sanitised base name) → last number handed out (default names `<tool>_<n>`)."""
+    return f"{PREFIX}:session:{session_id}:counters"
+
+
 def output(handle: str) -> str:
     """String: the OutputRecord JSON."""
     return f"{PREFIX}:output:{handle}"
+
+
+RETIRED_OUTPUTS = f"{PREFIX}:outputs:retired"
+"""Sorted set: handle of a replaced version → when it was replaced; the sweeper removes them after a grace period."""
 
 
 def job(job_id: str) -> str:

@@ -1,59 +1,62 @@
-"""Storing one measured tool output: its blob, its two indexes and its record, all or nothing.
+"""Storing one measured tool output as a variable or a file of its session: content, indexes, record, alias.
 
-Shared by the API's upload route (the blob comes from a spool file) and the embedded mode (the blob
-is in memory), so both store an output the same way and the pipeline finds the same layout.
+Shared by the API's upload route (the content comes from a spool file) and the embedded mode (the
+content is in memory), so both store an output the same way and the pipeline finds the same layout.
+Where it goes and how it joins what is there is `infra.placement`; how a version is written (inline
+in its record when small, else a blob with its token and line indexes) is `infra.versions`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from extraction.errors import NotFound
 from extraction.lines import LineIndex
 from extraction.stats import Measured
 from infra.blobstore import BlobStore
-from infra.records import OutputRecord, RecordStore, SessionRecord, blob_key, new_id
+from infra.content import stored_blob_keys
+from infra.placement import DEFAULT_TARGET, Target, place
+from infra.records import OutputRecord, RecordStore, SessionRecord
+from infra.settings import Settings
+from infra.versions import (
+    LINE_INDEX_SUFFIX,
+    TOKEN_INDEX_SUFFIX,
+    Known,
+    Part,
+    Source,
+    UploadMeta,
+    WriteBlob,
+    WriteOptions,
+    Writer,
+)
 
 log = logging.getLogger("toolout.outputs")
 
-TOKEN_INDEX_SUFFIX, LINE_INDEX_SUFFIX = ".tokidx", ".lines"
-"""The indexes stored beside each output blob (`docs/architecture.md`, storage layout)."""
+__all__ = [
+    "LINE_INDEX_SUFFIX",
+    "TOKEN_INDEX_SUFFIX",
+    "Target",
+    "UploadMeta",
+    "WriteBlob",
+    "WriteOptions",
+    "delete_stored_output",
+    "output_blob_keys",
+    "store_output",
+    "write_options",
+]
 
 
-@dataclass
-class UploadMeta:
-    """Where the output came from, as the agent framework describes it."""
-
-    tool_name: str = "unknown"
-    tool_args: str = "{}"
-    content_type: str = "text/plain"
-
-
-WriteBlob = Callable[[str], None]
-"""Writes the output's bytes under the given blob key (from a file, or from memory)."""
+def write_options(settings: Settings) -> WriteOptions:
+    """How this deployment writes versions of outputs (`infra.versions`)."""
+    return WriteOptions(
+        inline_max_bytes=settings.inline_output_max_bytes,
+        encoding=settings.tokenizer_encoding,
+        block_size=settings.blob_read_block_bytes,
+    )
 
 
 def output_blob_keys(record: OutputRecord) -> list[str]:
-    return [key for key in (record.blob_key, record.index_key, record.lines_key) if key]
-
-
-def new_output_record(session: SessionRecord, meta: UploadMeta, measured: Measured) -> OutputRecord:
-    handle = new_id()
-    key = blob_key(session.id, handle)
-    return OutputRecord(
-        handle=handle,
-        session_id=session.id,
-        tenant=session.tenant,
-        tool_name=meta.tool_name,
-        tool_args=meta.tool_args,
-        content_type=meta.content_type,
-        stats=measured.stats,
-        blob_key=key,
-        index_key=f"{key}{TOKEN_INDEX_SUFFIX}",
-        lines_key=f"{key}{LINE_INDEX_SUFFIX}",
-    )
+    return stored_blob_keys(record)
 
 
 def store_output(
@@ -64,19 +67,38 @@ def store_output(
     measured: Measured,
     lines: LineIndex,
     write_blob: WriteBlob,
+    *,
+    target: Target = DEFAULT_TARGET,
+    options: WriteOptions | None = None,
+    source: Source | None = None,
+    chars: int | None = None,
+    head: bytes | None = None,
 ) -> OutputRecord:
-    """Write everything under a fresh handle; a failure (or the session vanishing meanwhile) removes it all."""
-    record = new_output_record(session, meta, measured)
+    """Store the output at `target` (by default under the next `<tool>_<n>` name); all or nothing.
+
+    `source` lets the content be read again without a round trip to the blob store (the spool file);
+    `chars` and `head` (its first `infra.content.HEAD_BYTES`) are measured from the stored content
+    when not given. A failure, or the session vanishing meanwhile, removes what was written.
+    """
+    writer = Writer(blobs, session, options or WriteOptions())
+    part = Part(writer, meta, Known(measured, lines, chars, head), write_blob=write_blob, source=source)
     try:
-        write_blob(record.blob_key)
-        blobs.put_bytes(record.index_key, measured.index.model_dump_json().encode())
-        blobs.put_bytes(f"{record.blob_key}{LINE_INDEX_SUFFIX}", lines.model_dump_json().encode())
-        records.put_output(record)
+        record = place(records, part, target)
+    except NotFound:
+        raise _deleted_during_upload(session.id) from None
+    try:
         _check_session_survived(records, record)
     except BaseException:
-        _discard(blobs, records, record)
+        delete_stored_output(blobs, records, record)
         raise
     return record
+
+
+def delete_stored_output(blobs: BlobStore, records: RecordStore, record: OutputRecord) -> None:
+    """Remove one version: its blobs first, so a failure leaves a record a retry can still find."""
+    for key in output_blob_keys(record):
+        blobs.delete(key)
+    records.delete_output(record)
 
 
 def _check_session_survived(records: RecordStore, record: OutputRecord) -> None:
@@ -84,16 +106,8 @@ def _check_session_survived(records: RecordStore, record: OutputRecord) -> None:
     try:
         records.get_session(record.session_id, record.tenant)
     except NotFound:
-        raise NotFound(
-            f"session {record.session_id!r} was deleted during the upload", session_id=record.session_id
-        ) from None
+        raise _deleted_during_upload(record.session_id) from None
 
 
-def _discard(blobs: BlobStore, records: RecordStore, record: OutputRecord) -> None:
-    """Best effort: whatever survives here is removed by the session's purge (prefix delete)."""
-    try:
-        records.delete_output(record)
-        for key in output_blob_keys(record):
-            blobs.delete(key)
-    except Exception:
-        log.warning("could not clean up output %s after a failed upload", record.handle, exc_info=True)
+def _deleted_during_upload(session_id: str) -> NotFound:
+    return NotFound(f"session {session_id!r} was deleted during the upload", session_id=session_id)

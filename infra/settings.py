@@ -58,6 +58,17 @@ class Settings(BaseSettings):
     job_deadline_seconds: int = 1800
     max_wait_seconds: float = 30.0
 
+    # --- variables, routing, buffers ----------------------------------------------------------
+    inline_output_max_bytes: int = Field(
+        16_384, ge=0, description="outputs up to this size live in their Redis record: no blob round trip"
+    )
+    max_resolved_value_chars: int = Field(
+        1_000_000, ge=1, description="a $reference resolving to more characters is refused (pass the handle)"
+    )
+    retired_version_grace_seconds: int = Field(
+        300, ge=0, description="a replaced version of a variable or file stays readable this long (then swept)"
+    )
+
     # --- workers ------------------------------------------------------------------------------
     worker_concurrency: int = 8
     task_soft_time_limit_seconds: int = 240

@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from extraction.errors import NotFound
-from extraction.grep import GrepResult, grep_lines
-from extraction.lines import LineIndex, ReadResult, index_blob, read_lines
+from extraction.grep import GrepResult, LineMatcher, grep_lines
+from extraction.lines import DEFAULT_MAX_LINE_CHARS, LineIndex, ReadResult, build_line_index, index_blob, read_lines
 from infra.blobstore import BlobStore
+from infra.content import content_reader
 from infra.grep_engine import compile_matcher
 from infra.records import OutputRecord
 
@@ -18,17 +19,24 @@ DEFAULT_MAX_MATCHES = 100
 
 
 class StoredOutput:
-    """A stored output opened for reading by line; the line index is loaded once (or built on first use)."""
+    """A stored output opened for reading by line; the line index is loaded once (or built on first use).
+
+    An output kept inline in its record is read from there (`infra.content`), its line index built in memory.
+    """
 
     def __init__(self, blobs: BlobStore, record: OutputRecord, *, block_size: int = 8 << 20) -> None:
         self._blobs = blobs
+        self._reader = content_reader(blobs, record)
         self.record = record
         self._block = block_size
         self._index: LineIndex | None = None
 
     def line_index(self) -> LineIndex:
         if self._index is None:
-            self._index = self._load_index() or self._build_index()
+            if self.record.inline is not None:
+                self._index = build_line_index([self.record.inline])
+            else:
+                self._index = self._load_index() or self._build_index()
         return self._index
 
     def _load_index(self) -> LineIndex | None:
@@ -44,8 +52,17 @@ class StoredOutput:
             self._blobs.put_bytes(self.record.lines_key, index.model_dump_json().encode())
         return index
 
-    def read(self, *, offset: int = 1, limit: int = DEFAULT_READ_LIMIT) -> ReadResult:
-        return read_lines(self._blobs, self.record.blob_key, self.line_index(), offset=offset, limit=limit)
+    def read(
+        self, *, offset: int = 1, limit: int = DEFAULT_READ_LIMIT, max_line_chars: int = DEFAULT_MAX_LINE_CHARS
+    ) -> ReadResult:
+        return read_lines(
+            self._reader,
+            self.record.blob_key,
+            self.line_index(),
+            offset=offset,
+            limit=limit,
+            max_line_chars=max_line_chars,
+        )
 
     def grep(
         self,
@@ -58,13 +75,26 @@ class StoredOutput:
         max_matches: int = DEFAULT_MAX_MATCHES,
     ) -> GrepResult:
         matcher = compile_matcher(pattern, regex=regex, ignore_case=ignore_case)
+        return self.grep_matcher(matcher, before=before, after=after, max_matches=max_matches)
+
+    def grep_matcher(
+        self,
+        matcher: LineMatcher,
+        *,
+        before: int = 0,
+        after: int = 0,
+        max_matches: int = DEFAULT_MAX_MATCHES,
+        max_line_chars: int = DEFAULT_MAX_LINE_CHARS,
+    ) -> GrepResult:
+        """Grep with a matcher already built (buffer_ops compiles one pattern for many buffers)."""
         return grep_lines(
-            self._blobs,
+            self._reader,
             self.record.blob_key,
             matcher,
             before=before,
             after=after,
             max_matches=max_matches,
+            max_line_chars=max_line_chars,
             block_size=self._block,
             index=self.line_index(),
         )

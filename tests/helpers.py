@@ -37,7 +37,14 @@ class BytesReader:
             yield self.read_range(key, pos, min(end, pos + block_size))
 
 
-SEEDS_DIR = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+def _seeds_dir() -> Path:
+    """`shared/seeds` beside the checkout (`../shared/seeds`), or beside a folder of worktrees above it."""
+    here = Path(__file__).resolve()
+    found = (parent / "shared" / "seeds" for parent in here.parents[2:4])
+    return next((path for path in found if path.is_dir()), here.parents[2] / "shared" / "seeds")
+
+
+SEEDS_DIR = _seeds_dir()
 """The design notes beside the checkout (`../shared/seeds`), as CI's fresh clone has them."""
 
 

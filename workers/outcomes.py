@@ -9,6 +9,7 @@ from extraction.errors import ToolOutError
 from extraction.report import FinalReport
 from extraction.results import abstract_text, failed_text, not_found_abstract, unknown_handle_text
 from extraction.truncate import fallback_text, read_sizes, truncate_head_tail
+from infra.content import read_content
 from infra.jobstore import JobRecord, JobStatus
 from infra.records import OutputRecord
 from workers.runtime import Runtime
@@ -60,8 +61,8 @@ def truncated_view(rt: Runtime, output: OutputRecord) -> str:
     """Top and bottom halves of the byte budget, read with two ranged reads."""
     head_size, tail_size = read_sizes(rt.settings.truncate_bytes)
     size = output.stats.bytes
-    head = rt.blobs.read_range(output.blob_key, 0, head_size)
-    tail = rt.blobs.read_range(output.blob_key, max(head_size, size - tail_size), size)
+    head = read_content(rt.blobs, output, 0, head_size)
+    tail = read_content(rt.blobs, output, max(head_size, size - tail_size), size)
     return truncate_head_tail(head, tail, size, rt.settings.truncate_bytes)
 
 

@@ -19,8 +19,8 @@ from extraction.reduce_plan import ensure_depth
 from extraction.report import FinalReport, says_not_found
 from extraction.results import abstract_text
 from extraction.routing import Mode, RoutingDecision, route
-from extraction.stats import TokenIndex
 from extraction.tokens import decode_lossy
+from infra.content import read_content, token_index
 from infra.jobstore import JobRecord, JobStatus
 from infra.records import OutputRecord
 from workers import outcomes, parts
@@ -137,11 +137,10 @@ def decide(rt: Runtime, live: LiveJob, budget: int) -> RoutingDecision:
 
 
 def plan_job_chunks(rt: Runtime, live: LiveJob, budget: int) -> list[Chunk]:
-    index = TokenIndex.model_validate_json(rt.blobs.get_bytes(live.output.index_key))
-    key = live.output.blob_key
+    output = live.output
     return plan_chunks(
-        index,
-        lambda start, end: rt.blobs.read_range(key, start, end),
+        token_index(rt.blobs, output),
+        lambda start, end: read_content(rt.blobs, output, start, end),
         size=live.output.stats.bytes,
         budget_tokens=budget,
         overlap=rt.settings.chunk_overlap,
@@ -161,7 +160,7 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
     live = load(rt, job_id)
     if live is None or parts.settled(live.job, 0, index) or rt.jobs.chunk_output(job_id, index) is not None:
         return
-    text, _ = decode_lossy(rt.blobs.read_range(live.output.blob_key, start, end))
+    text, _ = decode_lossy(read_content(rt.blobs, live.output, start, end))
     try:
         report, usage = map_chunk(
             job_llm(rt, job_id),

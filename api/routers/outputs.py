@@ -26,13 +26,26 @@ from api.idempotency import IdempotencyKey, idempotent
 from api.ingest import Spooled, spool, spool_dir, too_large
 from api.ranges import parse_range
 from api.routers import API_PREFIX
-from api.schemas import InlineResult, OutputView, StorePolicy, UploadResult, output_links, output_view
+from api.schemas import (
+    InlineResult,
+    OutputView,
+    RoutedResult,
+    StorePolicy,
+    UploadResult,
+    output_links,
+    output_view,
+)
+from api.upload_routing import UploadRoute, upload_route, utc_today
 from extraction.errors import InvalidInput
+from extraction.manifest import tool_manifest
+from extraction.output_routing import DestinationKind
 from extraction.oversize import is_oversized, too_large_message
 from infra.blobstore import BlobStore
+from infra.content import content_reader
 from infra.idempotency import fingerprint
-from infra.outputs import UploadMeta, output_blob_keys, store_output
-from infra.records import SessionRecord
+from infra.outputs import Target, UploadMeta, delete_stored_output, store_output, write_options
+from infra.records import OutputRecord, SessionRecord
+from infra.versions import FileSource
 
 router = APIRouter(prefix=API_PREFIX, tags=["outputs"])
 
@@ -117,7 +130,7 @@ def _check_declared_length(request: Request, limit: int) -> None:
 @router.post(
     "/sessions/{session_id}/outputs",
     status_code=status.HTTP_201_CREATED,
-    response_model=UploadResult,
+    response_model=UploadResult | RoutedResult,
     responses={
         200: {"model": InlineResult, "description": "store=if_oversized and the output fits"},
         **error_responses(400, 404, 409, 413, 422, 503),
@@ -131,10 +144,16 @@ async def upload_output(
     metrics: MetricsDep,
     tenant: Tenant,
     meta: Annotated[UploadMeta, Depends(upload_meta)],
-    store: Annotated[StorePolicy, Query(description="always, or only when the output is oversized")] = "always",
+    route: Annotated[UploadRoute, Depends(upload_route)],
+    store: Annotated[
+        StorePolicy, Query(description="always, or only when the output is oversized (inline uploads)")
+    ] = "always",
     idempotency_key: IdempotencyKey = None,
 ) -> Any:
-    """Store one tool output (the raw body) in the session and measure it; idempotent with an `Idempotency-Key`."""
+    """Store one tool output (the raw body) in the session and measure it; idempotent with an `Idempotency-Key`.
+
+    `output=variable:NAME|file:PATH|discard` routes it instead of answering with its stats (see `api.upload_routing`).
+    """
     settings = services.settings
     _check_declared_length(request, settings.max_upload_bytes)
     session = await run_in_threadpool(services.records.get_session, str(session_id), tenant)
@@ -146,15 +165,18 @@ async def upload_output(
     )
     metrics.upload_bytes.inc(spooled.size)
     try:
-        key_print = _upload_fingerprint(request, meta, spooled, store)
-        produce = functools.partial(_finish_upload, services, session, meta, spooled, store)
+        key_print = _upload_fingerprint(request, meta, spooled, store, route)
+        produce = functools.partial(_finish_upload, services, session, meta, spooled, store, route)
         return await run_in_threadpool(idempotent, services.idempotency, tenant, idempotency_key, key_print, produce)
     finally:
         spooled.path.unlink(missing_ok=True)
 
 
-def _upload_fingerprint(request: Request, meta: UploadMeta, spooled: Spooled, store: StorePolicy) -> str:
-    """The same upload: same path, same bytes (the sha256 measured while streaming), same tool headers and policy."""
+def _upload_fingerprint(
+    request: Request, meta: UploadMeta, spooled: Spooled, store: StorePolicy, route: UploadRoute
+) -> str:
+    """The same upload: same path, same bytes (the sha256 measured while streaming), same tool headers, policy
+    and route (name, output, write mode)."""
     stats = spooled.measured.stats
     return fingerprint(
         "POST",
@@ -165,25 +187,34 @@ def _upload_fingerprint(request: Request, meta: UploadMeta, spooled: Spooled, st
         meta.tool_args,
         meta.content_type,
         store,
+        *route.fingerprint_parts(),
     )
 
 
 def _finish_upload(
-    services: Services, session: SessionRecord, meta: UploadMeta, spooled: Spooled, store: StorePolicy
+    services: Services,
+    session: SessionRecord,
+    meta: UploadMeta,
+    spooled: Spooled,
+    store: StorePolicy,
+    route: UploadRoute,
 ) -> JSONResponse:
-    """Inline answer for a small output under `store=if_oversized`; otherwise store it and answer 201."""
+    """A small output under `store=if_oversized` comes back inline; a routed one gets a manifest; else 201."""
     settings, stats = services.settings, spooled.measured.stats
     oversized = is_oversized(
         stats, max_bytes=settings.tool_response_max_bytes, budget_tokens=settings.context_budget_tokens
     )
-    if store == "if_oversized" and not oversized:
+    target = route.target(utc_today())
+    if target is None:
+        return _routed(meta, spooled, "discard", None)
+    if route.kind is DestinationKind.INLINE and store == "if_oversized" and not oversized:
         content = spooled.path.read_bytes().decode("utf-8", errors="replace")
         return JSONResponse(
             InlineResult(**stats.model_dump(), content=content).model_dump(), status_code=status.HTTP_200_OK
         )
-    blobs = services.blobs
-    write = functools.partial(_put_spooled, blobs, spooled.path)
-    record = store_output(blobs, services.records, session, meta, spooled.measured, spooled.lines, write)
+    record = _store(services, session, meta, spooled, target)
+    if route.kind is not DestinationKind.INLINE:
+        return _routed(meta, spooled, f"{target.space.value}:{record.alias(target.space)}", record)
     message = too_large_message(stats, record.handle) if oversized else None
     links = output_links(record.handle, session.id)
     result = UploadResult(
@@ -192,11 +223,47 @@ def _finish_upload(
         session_id=session.id,
         oversized=oversized,
         message=message,
+        name=record.name,
         links=links,
     )
     return JSONResponse(
         result.model_dump(mode="json"), status_code=status.HTTP_201_CREATED, headers={"Location": links["self"]}
     )
+
+
+def _store(
+    services: Services, session: SessionRecord, meta: UploadMeta, spooled: Spooled, target: Target
+) -> OutputRecord:
+    """The spooled output stored at `target`: inline in its record when small, else moved into the blob store."""
+    blobs = services.blobs
+    return store_output(
+        blobs,
+        services.records,
+        session,
+        meta,
+        spooled.measured,
+        spooled.lines,
+        functools.partial(_put_spooled, blobs, spooled.path),
+        target=target,
+        options=write_options(services.settings),
+        source=FileSource(spooled.path),
+        chars=spooled.chars,
+        head=spooled.known.head,
+    )
+
+
+def _routed(meta: UploadMeta, spooled: Spooled, destination: str, record: OutputRecord | None) -> JSONResponse:
+    """The routed answer: where the output went and the manifest the model sees instead of it (seed 003)."""
+    result = RoutedResult(
+        destination=destination,
+        name=record.name if record else None,
+        path=record.path if record else None,
+        handle=record.handle if record else None,
+        chars=spooled.chars,
+        bytes=spooled.size,
+        manifest=tool_manifest(meta.tool_name, destination, spooled.chars),
+    )
+    return JSONResponse(result.model_dump(mode="json"), status_code=status.HTTP_201_CREATED)
 
 
 def _put_spooled(blobs: BlobStore, path: Path, key: str) -> None:
@@ -231,22 +298,20 @@ def get_content(
 ) -> StreamingResponse:
     """The raw bytes, streamed from the blob store; a single byte range gives a 206."""
     record = records.get_output(str(handle), tenant)
-    size = blobs.size(record.blob_key)
+    reader = content_reader(blobs, record)
+    size = reader.size(record.blob_key)
     span = parse_range(byte_range, size)
     records.touch(record.session_id)
     start, end = span or (0, size)
     headers = {"Accept-Ranges": "bytes", "Content-Length": str(end - start), "ETag": f'"{record.stats.sha256}"'}
     if span is not None:
         headers["Content-Range"] = f"bytes {start}-{end - 1}/{size}"
-    body = blobs.iter_range(record.blob_key, start, end, block_size=settings.blob_read_block_bytes)
+    body = reader.iter_range(record.blob_key, start, end, block_size=settings.blob_read_block_bytes)
     return StreamingResponse(body, status_code=206 if span else 200, media_type=record.content_type, headers=headers)
 
 
 @router.delete("/outputs/{handle}", status_code=status.HTTP_204_NO_CONTENT, responses=error_responses(404, 422))
 def delete_output(handle: uuid.UUID, records: RecordsDep, blobs: BlobsDep, tenant: Tenant) -> Response:
     """Remove one output: its blobs first, so a failure leaves a record a retry can still find."""
-    record = records.get_output(str(handle), tenant)
-    for key in output_blob_keys(record):
-        blobs.delete(key)
-    records.delete_output(record)
+    delete_stored_output(blobs, records, records.get_output(str(handle), tenant))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 import uuid
+from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from extraction.errors import NotFound
 from extraction.stats import DocumentStats
@@ -22,8 +23,23 @@ class SessionRecord(BaseModel):
     last_used_at: float
 
 
+class Space(StrEnum):
+    """The two alias spaces of a session: variable names (`$name`, buffers) and file paths (`file:PATH`)."""
+
+    VARIABLE = "variable"
+    FILE = "file"
+
+
 class OutputRecord(BaseModel):
-    """What we know of one stored tool output; the bytes live in the blob store under `blob_key`."""
+    """What we know of one stored tool output (one version of a variable or file).
+
+    The bytes live in the blob store under `blob_key`, or, for a small output, in `inline` (no blob
+    is written then: `infra.content` reads either form). A version never changes once stored: an
+    append or a replace writes a new version under a new handle and moves the alias (`name` or
+    `path`) to it; `created_at` is the variable's (kept across versions), `updated_at` this version's.
+    """
+
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
 
     handle: str
     session_id: str
@@ -36,6 +52,26 @@ class OutputRecord(BaseModel):
     index_key: str
     lines_key: str | None = None
     created_at: float = Field(default_factory=time.time)
+    updated_at: float | None = Field(None, description="when this version was written; None: = created_at")
+    name: str | None = Field(None, description="the variable name this version was written under")
+    path: str | None = Field(None, description="the session file path this version was written under")
+    source: str | None = Field(None, description='the tool name, "input" or "export"; None: the tool name')
+    chars: int | None = Field(None, ge=0, description="characters (UTF-8); None for outputs stored before")
+    preview: str = ""
+    parts: int = Field(1, ge=1, description="uploads appended into this version; more than one: the content is text")
+    inline: bytes | None = Field(None, description="the content itself when small (then no blob exists)")
+
+    @property
+    def written_at(self) -> float:
+        return self.updated_at if self.updated_at is not None else self.created_at
+
+    @property
+    def origin(self) -> str:
+        return self.source or self.tool_name
+
+    def alias(self, space: Space) -> str | None:
+        """The name or path this version was written under, in `space`."""
+        return self.name if space is Space.VARIABLE else self.path
 
 
 def blob_key(session_id: str, handle: str) -> str:

@@ -1,23 +1,26 @@
-"""Sessions and output records in Redis: a hash per session, a JSON string per output, a sorted set of last uses."""
+"""Sessions and output records in Redis: a hash per session, a JSON string per output, a sorted set of last uses;
+names and paths as one hash per session and space, bound by compare-and-set in Lua (`lua/bind_alias.lua`)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import redis
 
 from infra import keys
-from infra.records.base import RecordStore
+from infra.lua import lua_source
+from infra.records.base import AliasSwap, RecordStore
 from infra.records.model import (
     DEFAULT_TENANT,
     OutputRecord,
     SessionRecord,
+    Space,
     new_id,
     output_not_found,
     session_not_found,
 )
-from infra.redis_client import redis_errors, text_list, text_map
+from infra.redis_client import redis_errors, text, text_list, text_map
 
 
 class RedisRecordStore(RecordStore):
@@ -29,6 +32,9 @@ class RedisRecordStore(RecordStore):
         self._r = client
         self._ttl = session_ttl_seconds
         self._clock = clock
+        self._bind = client.register_script(lua_source("infra.records", "bind_alias"))
+        self._unbind = client.register_script(lua_source("infra.records", "unbind_alias"))
+        self._count = client.register_script(lua_source("infra.records", "next_count"))
 
     # --- sessions -----------------------------------------------------------------------------
     def create_session(self, tenant: str = DEFAULT_TENANT) -> SessionRecord:
@@ -74,7 +80,11 @@ class RedisRecordStore(RecordStore):
             pipe = self._r.pipeline()
             for handle in handles:
                 pipe.delete(keys.output(handle))
-            pipe.delete(keys.session(session_id), keys.session_outputs(session_id))
+            if handles:
+                pipe.zrem(keys.RETIRED_OUTPUTS, *handles)
+            aliases = [keys.session_aliases(session_id, space) for space in Space]
+            pipe.delete(keys.session(session_id), keys.session_outputs(session_id), keys.session_counters(session_id))
+            pipe.delete(*aliases)
             pipe.zrem(keys.SESSIONS_BY_LAST_USE, session_id)
             pipe.execute()
 
@@ -96,9 +106,67 @@ class RedisRecordStore(RecordStore):
             raise output_not_found(handle)
         return record
 
+    def get_outputs(self, handles: Iterable[str], tenant: str = DEFAULT_TENANT) -> list[OutputRecord]:
+        wanted = list(handles)
+        if not wanted:
+            return []
+        with redis_errors():
+            raws = self._r.mget([keys.output(handle) for handle in wanted])
+        records = [OutputRecord.model_validate_json(raw) for raw in raws if raw is not None]
+        return [record for record in records if record.tenant == tenant]
+
     def delete_output(self, record: OutputRecord) -> None:
         with redis_errors():
             pipe = self._r.pipeline()
             pipe.delete(keys.output(record.handle))
             pipe.srem(keys.session_outputs(record.session_id), record.handle)
+            pipe.zrem(keys.RETIRED_OUTPUTS, record.handle)
             pipe.execute()
+        for space in Space:
+            key = record.alias(space)
+            if key is not None:
+                self.unbind_alias(record.session_id, space, key, record.handle)
+
+    # --- names and file paths -----------------------------------------------------------------
+    def aliases(self, session_id: str, space: Space) -> dict[str, str]:
+        with redis_errors():
+            return text_map(self._r.hgetall(keys.session_aliases(session_id, space)))
+
+    def alias(self, session_id: str, space: Space, key: str) -> str | None:
+        with redis_errors():
+            found = self._r.hget(keys.session_aliases(session_id, space), key)
+        return None if found is None else text(found)
+
+    def bind_alias(self, session_id: str, space: Space, key: str, handle: str, *, expected: str | None) -> AliasSwap:
+        hash_keys = [keys.session_aliases(session_id, space), keys.session(session_id)]
+        with redis_errors():
+            status, previous = self._bind(keys=hash_keys, args=[key, handle, expected or ""])
+        if int(status) < 0:
+            raise session_not_found(session_id)
+        return AliasSwap(bound=int(status) == 1, previous=text(previous) or None)
+
+    def unbind_alias(self, session_id: str, space: Space, key: str, handle: str) -> bool:
+        with redis_errors():
+            return bool(self._unbind(keys=[keys.session_aliases(session_id, space)], args=[key, handle]))
+
+    def next_count(self, session_id: str, counter: str) -> int:
+        with redis_errors():
+            count = int(self._count(keys=[keys.session_counters(session_id), keys.session(session_id)], args=[counter]))
+        if count < 0:
+            raise session_not_found(session_id)
+        return count
+
+    # --- retired versions ---------------------------------------------------------------------
+    def retire_output(self, record: OutputRecord, at: float) -> None:
+        with redis_errors():
+            self._r.zadd(keys.RETIRED_OUTPUTS, {record.handle: at})
+
+    def retired_outputs(self, before: float, limit: int = 100) -> list[OutputRecord]:
+        with redis_errors():
+            handles = text_list(self._r.zrangebyscore(keys.RETIRED_OUTPUTS, "-inf", f"({before}", start=0, num=limit))
+            raws = self._r.mget([keys.output(handle) for handle in handles]) if handles else []
+        vanished = [handle for handle, raw in zip(handles, raws, strict=True) if raw is None]
+        if vanished:
+            with redis_errors():
+                self._r.zrem(keys.RETIRED_OUTPUTS, *vanished)
+        return [OutputRecord.model_validate_json(raw) for raw in raws if raw is not None]

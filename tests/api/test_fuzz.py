@@ -65,9 +65,10 @@ class Seeded:
     session_id: str
     handle: str
     job_id: str
+    name: str
 
     def path_ids(self) -> dict[str, str]:
-        return {"session_id": self.session_id, "handle": self.handle, "job_id": self.job_id}
+        return {"session_id": self.session_id, "handle": self.handle, "job_id": self.job_id, "name": self.name}
 
 
 @dataclass
@@ -81,18 +82,16 @@ class FuzzTarget:
 
 
 def seed(url: str) -> Seeded:
-    """A session holding one output and one queued job (the recording submitter never runs it)."""
+    """A session holding one output (a variable too) and one queued job (the recording submitter never runs it)."""
     with httpx.Client(base_url=url, headers=AUTH, timeout=10) as client:
         session_id = client.post("/v1/sessions").raise_for_status().json()["id"]
-        handle = (
-            client.post(f"/v1/sessions/{session_id}/outputs", content=SEED_OUTPUT).raise_for_status().json()["handle"]
-        )
+        stored = client.post(f"/v1/sessions/{session_id}/outputs", content=SEED_OUTPUT).raise_for_status().json()
         job = (
-            client.post("/v1/extractions", json={"handle": handle, "extract": "the ERROR line"})
+            client.post("/v1/extractions", json={"handle": stored["handle"], "extract": "the ERROR line"})
             .raise_for_status()
             .json()
         )
-    return Seeded(session_id, handle, job["id"])
+    return Seeded(session_id, stored["handle"], job["id"], stored["name"])
 
 
 @pytest.fixture()
@@ -145,5 +144,11 @@ def test_the_fuzzed_schema_is_the_one_the_running_api_serves(fuzz_target: FuzzTa
         "GET /v1/outputs/{handle}/content",
         "POST /v1/extractions",
         "GET /readyz",
+        "GET /v1/sessions/{session_id}/variables",
+        "POST /v1/sessions/{session_id}/resolve",
+        "POST /v1/sessions/{session_id}/resolve-stream",
+        "POST /v1/sessions/{session_id}/buffer_ops",
+        "GET /v1/sessions/{session_id}/files",
+        "POST /v1/routing/parse",
     }
     assert every_router <= operations, operations

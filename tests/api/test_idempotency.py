@@ -19,7 +19,8 @@ from tests.fixtures.api_server import ApiServer, api_settings, assert_error, ser
 from tests.fixtures.tenants import KEY_A, KEY_B, bearer, keys_mode
 from workers.testing import RecordingDispatcher
 
-OUTPUT = b"ERROR one\nok\nERROR two\n" * 50
+OUTPUT = b"ERROR one\nok\nERROR two\n" * 800
+"""Above TOOLOUT_INLINE_OUTPUT_MAX_BYTES (16 KiB), so it is stored as a blob the tests can count."""
 
 
 def key() -> dict[str, str]:
@@ -186,6 +187,7 @@ def test_a_replayed_upload_stores_nothing_new(api_server: ApiServer, client: htt
     same_response(first, again)
     assert len(blob_files(api_server)) == 1
     assert client.get(f"/v1/sessions/{session}").json()["outputs"] == [first.json()["handle"]]
+    assert client.get(f"/v1/sessions/{session}/variables").json()["items"][0]["handle"] == first.json()["handle"]
 
 
 @pytest.mark.parametrize(
@@ -195,8 +197,11 @@ def test_a_replayed_upload_stores_nothing_new(api_server: ApiServer, client: htt
         {"headers": {"X-Tool-Name": "other-tool"}},
         {"headers": {"X-Tool-Args": '{"n": 1}'}},
         {"params": {"store": "if_oversized"}},
+        {"params": {"name": "other"}},
+        {"params": {"output": "variable:routed"}},
+        {"headers": {"X-Output": "file:out.md", "X-Write-Mode": "replace"}},
     ],
-    ids=["body", "tool name", "tool args", "store policy"],
+    ids=["body", "tool name", "tool args", "store policy", "name", "output", "write mode"],
 )
 def test_an_upload_with_the_same_key_but_another_request_is_a_422(
     api_server: ApiServer, client: httpx.Client, change: dict[str, Any]

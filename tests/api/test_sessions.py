@@ -13,8 +13,11 @@ from infra import keys
 from tests.fixtures.api_server import ApiServer, assert_error
 from tests.fixtures.servers import wait_until
 
+DATA = b"alpha\nbeta\ngamma\n" * 1200
+"""Above TOOLOUT_INLINE_OUTPUT_MAX_BYTES, so each upload has blobs whose removal the tests check."""
 
-def upload(client: httpx.Client, session: str, data: bytes = b"alpha\nbeta\ngamma\n") -> str:
+
+def upload(client: httpx.Client, session: str, data: bytes = DATA) -> str:
     response = client.post(f"/v1/sessions/{session}/outputs", content=data)
     assert response.status_code == 201, response.text
     return response.json()["handle"]
@@ -79,7 +82,7 @@ def test_deleting_a_session_removes_its_blobs_jobs_and_records(store_server: Api
         assert_error(client.get(f"/v1/extractions/{jobs[0]}"), 404)
         assert_error(client.get(f"/v1/sessions/{session}/extractions"), 404)
         assert_error(client.delete(f"/v1/sessions/{session}"), 404)
-        assert client.get(f"/v1/outputs/{kept}/content").content == b"alpha\nbeta\ngamma\n"
+        assert client.get(f"/v1/outputs/{kept}/content").content == DATA
 
 
 def test_the_session_lists_its_extractions_oldest_first(api_server: ApiServer) -> None:

@@ -42,9 +42,10 @@ class Op:
     content: bytes | None = None
     body: bool = False
     headers: dict[str, str] | None = None
+    payload: Any = None
 
     def send(self, client: httpx.Client, target: str) -> httpx.Response:
-        json = {"handle": target, "extract": "every ERROR line"} if self.body else None
+        json = {"handle": target, "extract": "every ERROR line"} if self.body else self.payload
         return client.request(
             self.method,
             self.path.format(id=target),
@@ -67,6 +68,31 @@ OPS = [
     Op("grep", "GET", "/v1/outputs/{id}/grep", "handle", params={"pattern": "ERROR"}),
     Op("delete output", "DELETE", "/v1/outputs/{id}", "handle"),
     Op("extract from handle", "POST", "/v1/extractions", "handle", body=True),
+    Op("list variables", "GET", "/v1/sessions/{id}/variables", "session"),
+    Op("see a variable", "GET", "/v1/sessions/{id}/variables/logs_1", "session"),
+    Op("resolve a reference", "POST", "/v1/sessions/{id}/resolve", "session", payload={"value": "$logs_1"}),
+    Op("resolve a stream", "POST", "/v1/sessions/{id}/resolve-stream", "session", content=b"see $logs_1"),
+    Op("variable instructions", "GET", "/v1/sessions/{id}/instructions", "session"),
+    Op("list files", "GET", "/v1/sessions/{id}/files", "session"),
+    Op("buffer_ops", "POST", "/v1/sessions/{id}/buffer_ops", "session", payload={"operation": "list"}),
+    Op("peek", "GET", "/v1/sessions/{id}/variables/logs_1/peek", "session"),
+    Op("read", "GET", "/v1/sessions/{id}/variables/logs_1/read", "session", params={"start_line": 1, "end_line": 2}),
+    Op("search", "GET", "/v1/sessions/{id}/search", "session", params={"target": "ERROR"}),
+    Op(
+        "export",
+        "POST",
+        "/v1/sessions/{id}/variables/logs_1/export",
+        "session",
+        payload={"destination": "out.md"},
+    ),
+    Op(
+        "route into a variable",
+        "POST",
+        "/v1/sessions/{id}/outputs",
+        "session",
+        content=b"x",
+        params={"output": "variable:logs_1"},
+    ),
     Op("see job", "GET", "/v1/extractions/{id}", "job"),
     Op("long-poll job", "GET", "/v1/extractions/{id}", "job", params={"wait": 0.2}),
     Op("cancel job", "POST", "/v1/extractions/{id}/cancel", "job"),
@@ -111,6 +137,8 @@ def test_tenant_b_changes_nothing_and_tenant_a_still_has_everything(api_server: 
 
     with api_server.client(headers=bearer(KEY_A)) as a:
         assert a.get(f"/v1/sessions/{owned.session}").json()["outputs"] == [owned.handle]
+        assert [v["name"] for v in a.get(f"/v1/sessions/{owned.session}/variables").json()["items"]] == ["logs_1"]
+        assert a.get(f"/v1/sessions/{owned.session}/files").json()["items"] == []
         assert a.get(f"/v1/outputs/{owned.handle}/content").content == OUTPUT
         assert "ERROR disk full on /var" in a.get(f"/v1/outputs/{owned.handle}/lines").text
         assert (

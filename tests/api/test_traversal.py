@@ -8,7 +8,12 @@ normalise `../` away or refuse a NUL before the server ever saw it.
 
 What each field must do with a payload:
 
-* ids (path parameters, `handle` in a body) and tool args: refused, 4xx in the error shape;
+* ids (path parameters — a variable `name` too —, `handle` in a body) and tool args: refused, 4xx in the
+  error shape;
+* a variable name (`name` / `X-Variable-Name`) or a write mode: refused (422) unless valid;
+* a file path (`output=file:…` / `X-Output`, an export's `destination`): refused (4xx), or, when it is a
+  valid relative path, stored under that path in the session's file space (a name in Redis; the blob
+  key stays a UUID);
 * a tool name: refused (422) with a control character or past 256 characters, otherwise it is a
   label, stored and echoed verbatim (it never becomes part of a path; blob keys are UUIDs);
 * Range: ignored unless it is one well-formed byte range (RFC 9110 allows it, `api/ranges.py`
@@ -65,6 +70,12 @@ IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
 ID_NAMES = {"session_id", "handle", "job_id"}
 NAMED_FIELDS = {
+    "name": "variable_name",
+    "x-variable-name": "variable_name",
+    "output": "file_path",
+    "x-output": "file_path",
+    "write_mode": "write_mode",
+    "x-write-mode": "write_mode",
     "x-tool-name": "tool_name",
     "tool_name": "tool_name",
     "x-tool-args": "tool_args",
@@ -73,6 +84,14 @@ NAMED_FIELDS = {
     "idempotency-key": "idempotency_key",
 }
 REQUIRED_QUERY = {"pattern": "ERROR"}
+PATH_BODY_FIELDS = {"destination"}
+JSON_BODIES: dict[str, dict[str, Any]] = {
+    "/v1/sessions/{session_id}/resolve": {"value": "$unknown_1"},
+    "/v1/sessions/{session_id}/variables/{name}/export": {"destination": "out.md"},
+    "/v1/sessions/{session_id}/buffer_ops": {"operation": "list"},
+    "/v1/routing/parse": {"text": "@tools a(output=variable:x)"},
+}
+"""A valid JSON body for the routes that need one, so a payload in a path or header is what decides."""
 
 
 # --- which fields exist -----------------------------------------------------------------------
@@ -82,7 +101,7 @@ class Field:
     path: str
     location: str  # path | query | header | body
     name: str
-    kind: str  # id | tool_name | tool_args | range | idempotency_key
+    kind: str  # id | tool_name | tool_args | range | idempotency_key | variable_name | file_path | write_mode
     raw_body: bool  # the operation's body is the raw tool output (upload) rather than JSON
 
     @property
@@ -110,6 +129,11 @@ def fields_of(openapi: dict[str, Any]) -> list[Field]:
                 for name in properties
                 if name in ID_NAMES or name.endswith("_id")
             )
+            found.extend(
+                Field(method.upper(), path, "body", name, "file_path", raw)
+                for name in properties
+                if name in PATH_BODY_FIELDS
+            )
     return found
 
 
@@ -134,6 +158,7 @@ class Target:
     session_id: str
     handle: str
     job_id: str
+    name: str
 
     @property
     def address(self) -> tuple[str, int]:
@@ -153,15 +178,14 @@ def target(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     with serve_api(api_settings(redis_url, f"file://{blob_root}", **OVERRIDES)) as server:
         with httpx.Client(base_url=server.url, headers=AUTH, timeout=10) as client:
             session_id = client.post("/v1/sessions").raise_for_status().json()["id"]
-            handle = (
-                client.post(f"/v1/sessions/{session_id}/outputs", content=CONTENT).raise_for_status().json()["handle"]
-            )
+            stored = client.post(f"/v1/sessions/{session_id}/outputs", content=CONTENT).raise_for_status().json()
+            handle = stored["handle"]
             job_id = (
                 client.post("/v1/extractions", json={"handle": handle, "extract": "the ERROR line"})
                 .raise_for_status()
                 .json()["id"]
             )
-        yield Target(server, root, blob_root, session_id, handle, job_id)
+        yield Target(server, root, blob_root, session_id, handle, job_id, stored["name"])
     redis.Redis.from_url(redis_url).flushdb()
 
 
@@ -229,22 +253,23 @@ def in_path(value: str) -> str:
 
 
 def request_for(field: Field, payload: str, target: Target) -> tuple[str, str, list[tuple[bytes, bytes]], bytes]:
-    ids = {"session_id": target.session_id, "handle": target.handle, "job_id": target.job_id}
+    ids = {"session_id": target.session_id, "handle": target.handle, "job_id": target.job_id, "name": target.name}
     path = field.path
     for name in re.findall(r"{(\w+)}", path):
         value = in_path(payload) if (field.location, field.name) == ("path", name) else ids[name]
         path = path.replace(f"{{{name}}}", value)
     query = dict(REQUIRED_QUERY) if field.path.endswith("/grep") else {}
     headers = [(b"Authorization", AUTH["Authorization"].encode())]
+    value = f"file:{payload}" if field.kind == "file_path" and field.location != "body" else payload
     if field.location == "query":
-        query[field.name] = payload
+        query[field.name] = value
     if field.location == "header":
-        headers.append((field.name.encode(), payload.encode("utf-8")))
+        headers.append((field.name.encode(), value.encode("utf-8")))
     body = b""
     if field.raw_body:
         body = b"an upload probe\nsecond line\n"
-    elif field.method in ("POST", "PUT", "PATCH") and field.path == "/v1/extractions":
-        document = {"handle": target.handle, "extract": "the ERROR line"}
+    elif field.method in ("POST", "PUT", "PATCH") and (field.path == "/v1/extractions" or field.path in JSON_BODIES):
+        document = dict(JSON_BODIES.get(field.path, {"handle": target.handle, "extract": "the ERROR line"}))
         if field.location == "body":
             document[field.name] = payload
         body = json.dumps(document).encode()
@@ -293,6 +318,14 @@ def check(field: Field, payload: str, answer: Answer, target: Target) -> None:
             assert meta["tool_name"] == payload.strip()
     elif field.kind == "range":
         assert (answer.status, answer.body) == (200, CONTENT)
+    elif field.kind in ("variable_name", "write_mode"):
+        assert answer.status == 422, (answer.status, answer.body[:300])
+        assert_error_shape(answer)
+    elif field.kind == "file_path":
+        if answer.status >= 300:
+            assert_refused(answer)
+        else:  # a valid relative path: it names a file of the session, nothing on disk
+            assert answer.json()["path"] == payload.strip(), answer
     elif field.kind == "idempotency_key":
         if IDEMPOTENCY_KEY.fullmatch(payload):  # opaque: used once, or already used by the other route's case
             assert 200 <= answer.status < 300 or (
@@ -332,6 +365,12 @@ def test_every_kind_of_field_is_covered() -> None:
         ("header", "tool_args"),
         ("query", "tool_args"),
         ("header", "range"),
+        ("query", "variable_name"),
+        ("header", "variable_name"),
+        ("query", "file_path"),
+        ("header", "file_path"),
+        ("body", "file_path"),
+        ("query", "write_mode"),
     } <= kinds, kinds
     path_ops = {(f.method, f.path) for f in FIELDS if f.location == "path"}
     assert len(path_ops) >= 11, path_ops

@@ -13,6 +13,7 @@ from extraction.buffer_store import (
     BufferStore,
     MemoryBufferStore,
     UnknownBuffer,
+    append_separator,
     append_text,
     appended_content_type,
 )
@@ -57,6 +58,7 @@ def test_write_records_sizes_in_chars_bytes_and_lines(store: MemoryBufferStore) 
 )
 def test_an_appended_part_starts_on_a_new_line(old: str, new: str, joined: str) -> None:
     assert append_text(old, new) == joined
+    assert old + append_separator(old[-1:]) + new == joined  # the last character decides (what a server reads)
 
 
 def test_appending_keeps_a_shared_text_type_and_makes_json_text() -> None:

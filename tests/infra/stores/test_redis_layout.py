@@ -15,6 +15,7 @@ from infra.apikeys import RedisApiKeyStore
 from infra.idempotency import RedisIdempotencyStore, StoredResponse
 from infra.jobstore import JobRecord, JobStatus, RedisJobStore
 from infra.jobstore.redis import CODEC
+from infra.records import RedisRecordStore, Space
 
 
 @pytest.fixture()
@@ -96,3 +97,16 @@ def test_an_idempotency_key_never_names_a_redis_key_and_expires(redis_client) ->
     names = redis_client.keys("*")
     assert len(names) == 1 and "spaces" not in names[0] and names[0].startswith(keys.idempotency("acme", ""))
     assert 0 < redis_client.ttl(names[0]) <= 60
+
+
+def test_names_and_paths_are_one_hash_per_session_and_space(redis_client) -> None:
+    records = RedisRecordStore(redis_client, session_ttl_seconds=600)
+    session = records.create_session()
+    records.bind_alias(session.id, Space.VARIABLE, "foo", "h1", expected=None)
+    records.bind_alias(session.id, Space.FILE, "out/a.md", "h2", expected=None)
+    records.next_count(session.id, "search")
+    assert redis_client.hgetall(keys.session_aliases(session.id, "variable")) == {"foo": "h1"}
+    assert redis_client.hgetall(keys.session_aliases(session.id, "file")) == {"out/a.md": "h2"}
+    assert redis_client.hgetall(keys.session_counters(session.id)) == {"search": "1"}
+    records.drop_session_records(session.id)
+    assert redis_client.keys(f"*{session.id}*") == []
