@@ -87,3 +87,15 @@ def test_a_failed_job_exits_1() -> None:
     assert client_commands._job_exit({"id": "j", "status": "failed"}) == 1
     assert client_commands._job_exit({"id": "j", "status": "succeeded"}) == 0
     assert client_commands._job_exit({"id": "j", "status": "running"}) == 5
+
+
+def test_vars_lists_the_sessions_variables_and_shows_one(live_api) -> None:
+    stored = json.loads(run(live_api, "store", "-", "--tool-name", "weather", "--json", stdin=b'{"temp": 72}').stdout)
+    session = stored["session_id"]
+    listed = run(live_api, "vars", session)
+    assert listed.exit_code == 0, listed.output
+    assert "$weather_1" in listed.stdout and '{"temp":72}' in listed.stdout
+    one = json.loads(run(live_api, "vars", session, "weather_1").stdout)
+    assert (one["name"], one["handle"]) == ("weather_1", stored["handle"])
+    missing = run(live_api, "vars", session, "nope")
+    assert missing.exit_code == 3 and "unknown_variable" in missing.stderr
