@@ -49,7 +49,7 @@ test-light: install
 	  heavy = [m for m in ("celery", "boto3", "litellm", "fastapi", "redis") if u.find_spec(m)]; \
 	  assert not heavy, f"the light install pulled in {heavy}"; print("light install: SDK and toolkit import; no server packages")'
 	TIKTOKEN_CACHE_DIR=$$($(PY) -c 'from infra.tokenizer_files import litellm_tokenizer_dir as d; print(d())') \
-	  $(LIGHT)/bin/python -m pytest -q tests/extraction tests/toolout/toolkit
+	  $(LIGHT)/bin/python -m pytest -q tests/extraction tests/toolout/sdk tests/toolout/toolkit
 
 bench: install redis
 	$(PY) bench/run_all.py

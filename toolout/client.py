@@ -1,38 +1,51 @@
-"""The Python SDK: a thin, typed wrapper over toolout's REST API.
+"""The Python SDK: typed clients for toolout's REST API, sync (`ToolOutClient`) and async (`AsyncToolOutClient`).
 
-Agents' tool loops call `store()` when a tool result is too large, hand the returned message to
-the model, and call `tool_output()` when the model asks for an extraction.
+Both have the same methods with the same parameters (`toolout.sdk.endpoint.Endpoints`): each REST
+call is described once, as a plan (`toolout.sdk`), and run by the client's transport, so the two
+clients cannot drift apart. Agents' tool loops call `store()` when a tool result is too large,
+hand the returned message to the model, and call `tool_output()` when the model asks for an
+extraction; the agent toolkit (`toolout.toolkit.Toolkit`) does all of that for you.
+
+    with ToolOutClient("http://127.0.0.1:8000", api_key=key) as toolout:
+        session = toolout.create_session()
+        meta = toolout.store(session, big_bytes, tool_name="logs.fetch")
+
+    async with AsyncToolOutClient("http://127.0.0.1:8000", api_key=key) as toolout:
+        session = await toolout.create_session()
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 
 import httpx
 
-TERMINAL = {"succeeded", "failed", "canceled"}
+from toolout.sdk.endpoint import Endpoints
+from toolout.sdk.jobs import TERMINAL
+from toolout.sdk.plans import ToolOutAPIError, ToolText, api_error
+from toolout.sdk.transport import AsyncTransport, SyncTransport
+
+__all__ = ["TERMINAL", "AsyncToolOutClient", "ToolOutAPIError", "ToolOutClient", "ToolText"]
+STREAM_HEADERS = {"Content-Type": "text/plain; charset=utf-8"}
 
 
-class ToolOutAPIError(Exception):
-    """The API answered with its error shape; `code`, `status` and `details` say what was wrong."""
-
-    def __init__(self, status: int, code: str, message: str, details: dict[str, Any]) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status, self.code, self.message, self.details = status, code, message, details
+def _auth(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
 
-class ToolOutClient:
+def _resolve_stream_path(session_id: str) -> str:
+    return f"/v1/sessions/{session_id}/resolve-stream"
+
+
+class ToolOutClient(SyncTransport, Endpoints):
     """Synchronous client; one instance per agent process is plenty (it pools connections)."""
 
     def __init__(
         self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0, http: httpx.Client | None = None
     ) -> None:
         """`http`: an httpx client to send through instead (e.g. a test client bound to an in-process app)."""
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = http or httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
-        self._http.headers.update(headers)
+        self._http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
+        self._http.headers.update(_auth(api_key))
 
     def close(self) -> None:
         self._http.close()
@@ -43,152 +56,59 @@ class ToolOutClient:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    # --- sessions and outputs -------------------------------------------------------------------
-    def create_session(self) -> str:
-        return str(self._json("POST", "/v1/sessions")["id"])
+    def resolve_stream(self, session_id: str, chunks: Iterable[str]) -> Iterator[str]:
+        """`POST /resolve-stream`: the text with its `$refs` resolved by the service, as it streams back.
 
-    def delete_session(self, session_id: str) -> None:
-        self._json("DELETE", f"/v1/sessions/{session_id}")
-
-    def store(
-        self,
-        session_id: str,
-        content: bytes | Iterable[bytes],
-        *,
-        tool_name: str = "unknown",
-        tool_args: str = "{}",
-        content_type: str = "text/plain",
-        store: str = "always",
-        idempotency_key: str | None = None,
-    ) -> dict[str, Any]:
-        """Upload a tool output (bytes or an iterable of blocks, streamed) and return its stats and handle.
-
-        With `idempotency_key`, a retry after a dropped connection replays the first answer instead of storing twice.
+        The request is sent whole before the answer starts (HTTP/1.1): for an agent's live text
+        stream use `toolout.toolkit.Toolkit.resolve_stream`, which resolves chunk by chunk.
         """
-        headers = {
-            "X-Tool-Name": tool_name,
-            "X-Tool-Args": tool_args,
-            "Content-Type": content_type,
-            **_idempotency(idempotency_key),
-        }
-        return self._json(
-            "POST", f"/v1/sessions/{session_id}/outputs", content=content, headers=headers, params={"store": store}
-        )
+        body = (chunk.encode("utf-8") for chunk in chunks)
+        with self._http.stream("POST", _resolve_stream_path(session_id), content=body, headers=STREAM_HEADERS) as r:
+            if r.status_code >= 400:
+                r.read()
+                raise api_error(r)
+            yield from r.iter_text()
 
-    def output(self, handle: str) -> dict[str, Any]:
-        return self._json("GET", f"/v1/outputs/{handle}")
 
-    def read(self, handle: str, *, offset: int = 1, limit: int = 2000) -> str:
-        return self._text("GET", f"/v1/outputs/{handle}/lines", params={"offset": offset, "limit": limit})
+class AsyncToolOutClient(AsyncTransport, Endpoints):
+    """Asynchronous client (httpx.AsyncClient); same methods as `ToolOutClient`, awaited."""
 
-    def grep(self, handle: str, pattern: str, **options: Any) -> str:
-        """Options are the Grep tool's (regex, ignore_case, before, after, max_matches); None means "not
-        given", as in strict-mode tool calls, and is dropped (httpx would send `regex=`, a 422).
-        """
-        params = {"pattern": pattern, **{name: value for name, value in options.items() if value is not None}}
-        return self._text("GET", f"/v1/outputs/{handle}/grep", params=params)
-
-    # --- extraction jobs ------------------------------------------------------------------------
-    def submit(
+    def __init__(
         self,
-        handle: str,
-        extract: str,
-        mode: str = "auto",
+        base_url: str,
         *,
-        idempotency_key: str | None = None,
-        cache: bool = True,
-        max_input_tokens: int | None = None,
-        max_cost_usd: float | None = None,
-    ) -> dict[str, Any]:
-        """Queue an extraction (or get an identical earlier one's answer at once, unless `cache=False`).
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        http: httpx.AsyncClient | None = None,
+    ) -> None:
+        """`http`: an httpx async client to send through instead (e.g. one bound to an ASGI app or a mock)."""
+        self._http = http or httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout)
+        self._http.headers.update(_auth(api_key))
 
-        With `idempotency_key`, resubmitting returns the same job instead of a second one; with
-        `max_input_tokens` / `max_cost_usd`, a job estimated over budget is refused (`ToolOutAPIError`, 422).
-        """
-        body = _extraction_body(handle, extract, mode, cache, max_input_tokens, max_cost_usd)
-        return self._json("POST", "/v1/extractions", json=body, headers=_idempotency(idempotency_key))
+    async def aclose(self) -> None:
+        await self._http.aclose()
 
-    def estimate(self, handle: str, extract: str, mode: str = "auto", *, cache: bool = True) -> dict[str, Any]:
-        """What `submit` would run and cost (route, chunks, calls, tokens, USD); nothing runs."""
-        body = _extraction_body(handle, extract, mode, cache, None, None)
-        return self._json("POST", "/v1/extractions/estimate", json=body)
+    async def __aenter__(self) -> AsyncToolOutClient:
+        return self
 
-    def job(self, job_id: str, *, wait: float = 0) -> dict[str, Any]:
-        return self._json("GET", f"/v1/extractions/{job_id}", params={"wait": wait} if wait else None)
+    async def __aexit__(self, *_: object) -> None:
+        await self.aclose()
 
-    def session_jobs(self, session_id: str) -> list[dict[str, Any]]:
-        """Every extraction job of the session, oldest first."""
-        return list(self._json("GET", f"/v1/sessions/{session_id}/extractions")["items"])
+    async def resolve_stream(self, session_id: str, chunks: AsyncIterable[str] | Iterable[str]) -> AsyncIterator[str]:
+        """`POST /resolve-stream` (see `ToolOutClient.resolve_stream`)."""
 
-    def cancel(self, job_id: str) -> dict[str, Any]:
-        return self._json("POST", f"/v1/extractions/{job_id}/cancel")
+        async def body() -> AsyncIterator[bytes]:
+            if isinstance(chunks, AsyncIterable):
+                async for chunk in chunks:
+                    yield chunk.encode("utf-8")
+            else:
+                for chunk in chunks:
+                    yield chunk.encode("utf-8")
 
-    def wait(
-        self,
-        job_id: str,
-        *,
-        timeout: float = 600,
-        on_progress: Callable[[dict[str, Any]], None] | None = None,
-        poll_interval: float = 0.1,
-    ) -> dict[str, Any]:
-        """Wait until the job ends: long-polls, or polls every `poll_interval` when `on_progress` wants each record."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = max(0.0, deadline - time.monotonic())
-            job = self.job(job_id, wait=0 if on_progress else min(5.0, left))
-            if on_progress:
-                on_progress(job)
-            if job["status"] in TERMINAL or time.monotonic() >= deadline:
-                return job
-            if on_progress:
-                time.sleep(min(poll_interval, left))
-
-    def tool_output(
-        self, handle: str, extract: str, mode: str = "auto", *, timeout: float = 600, cache: bool = True
-    ) -> str:
-        """The `tool_output` tool: submit, wait, and return the text to give the model."""
-        try:
-            job = self.submit(handle, extract, mode, cache=cache)
-        except ToolOutAPIError as exc:
-            if exc.status == 404 and "tool_result" in exc.details:
-                return str(exc.details["tool_result"])
-            raise
-        return (
-            self.wait(job["id"], timeout=timeout).get("result")
-            or f"tool_output job {job['id']} did not finish in {timeout:.0f}s"
-        )
-
-    # --- plumbing -------------------------------------------------------------------------------
-    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        response = self._http.request(method, url, **kwargs)
-        if response.status_code >= 400:
-            raise _api_error(response)
-        return response
-
-    def _json(self, method: str, url: str, **kwargs: Any) -> dict[str, Any]:
-        response = self._send(method, url, **kwargs)
-        return response.json() if response.content else {}
-
-    def _text(self, method: str, url: str, **kwargs: Any) -> str:
-        return self._send(method, url, **kwargs).text
-
-
-def _extraction_body(
-    handle: str, extract: str, mode: str, cache: bool, max_input_tokens: int | None, max_cost_usd: float | None
-) -> dict[str, Any]:
-    """The request body; options left at their defaults are not sent (an older server knows only the rest)."""
-    optional = {"cache": None if cache else False, "max_input_tokens": max_input_tokens, "max_cost_usd": max_cost_usd}
-    body: dict[str, Any] = {"handle": handle, "extract": extract, "mode": mode}
-    return body | {name: value for name, value in optional.items() if value is not None}
-
-
-def _idempotency(key: str | None) -> dict[str, str]:
-    return {"Idempotency-Key": key} if key else {}
-
-
-def _api_error(response: httpx.Response) -> ToolOutAPIError:
-    try:
-        error = response.json()["error"]
-        return ToolOutAPIError(response.status_code, error["code"], error["message"], error.get("details") or {})
-    except (ValueError, KeyError, TypeError):
-        return ToolOutAPIError(response.status_code, "http_error", response.text[:500], {})
+        path = _resolve_stream_path(session_id)
+        async with self._http.stream("POST", path, content=body(), headers=STREAM_HEADERS) as r:
+            if r.status_code >= 400:
+                await r.aread()
+                raise api_error(r)
+            async for text in r.aiter_text():
+                yield text

@@ -1,4 +1,4 @@
-"""Decide what the offline model answers to one chat request: map, reduce, read-grep or a tool call.
+"""Decide what the offline model answers to one chat request: map, reduce, read-grep, or a simple agent's turn.
 
 Kept apart from the HTTP layer so the whole decision is a pure function of the request body and
 the knobs: the same request always gets the same answer, which is what tests and benchmarks need.
@@ -17,6 +17,7 @@ from infra.offline_model.agent import AgentStep, next_step, offers_read_grep
 from infra.offline_model.config import OfflineModelConfig
 from infra.offline_model.ranking import extract_answer, merge_chunk_outputs
 from infra.offline_model.targeting import answer_shape
+from infra.offline_model.tool_agent import agent_turn, call_id
 
 NAME = "toolout offline model (deterministic, no LLM)"
 BYTES_PER_TOKEN = 3
@@ -38,6 +39,8 @@ def respond(body: dict[str, Any], config: OfflineModelConfig) -> Answer:
     system = prompt.system_prompt(messages)
     extract = prompt.section(system, "WHAT TO EXTRACT")
     nonce = prompt.nonce(system)
+    if extract is None and body.get("tools"):
+        return agent_answer(body)
     if extract is None:
         return Answer(
             "unrecognized", shape(f"{NAME}: the system prompt has no WHAT TO EXTRACT section.", nonce, config, "")
@@ -59,6 +62,20 @@ def respond(body: dict[str, Any], config: OfflineModelConfig) -> Answer:
         )
     document = prompt.chunk_text(_last_user_text(messages))
     return Answer("map", shape(extract_answer(document, extract, budget_bytes=budget), nonce, config, extract))
+
+
+def agent_answer(body: dict[str, Any]) -> Answer:
+    """Not an extraction prompt, tools offered: play a simple agent (`infra.offline_model.tool_agent`)."""
+    step, text = agent_turn(body)
+    if step is None:
+        return Answer("agent-answer", text)
+    turn = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
+    call = {
+        "id": call_id(step, turn),
+        "type": "function",
+        "function": {"name": step.name, "arguments": json.dumps(step.arguments)},
+    }
+    return Answer("agent-call", tool_calls=[call])
 
 
 def answer_budget(body: dict[str, Any], config: OfflineModelConfig) -> int:

@@ -97,3 +97,15 @@ def test_extract_again_is_answered_from_the_cache_unless_told_not_to(live_api) -
     fresh = json.loads(run(live_api, *argv, "--no-cache").stdout)
     assert (again["cached"], again["cached_from"], again["result"]) == (True, first["id"], first["result"])
     assert fresh["cached"] is False and fresh["usage"]["calls"] == first["usage"]["calls"] > 0
+
+
+def test_vars_lists_the_sessions_variables_and_shows_one(live_api) -> None:
+    stored = json.loads(run(live_api, "store", "-", "--tool-name", "weather", "--json", stdin=b'{"temp": 72}').stdout)
+    session = stored["session_id"]
+    listed = run(live_api, "vars", session)
+    assert listed.exit_code == 0, listed.output
+    assert "$weather_1" in listed.stdout and '{"temp":72}' in listed.stdout
+    one = json.loads(run(live_api, "vars", session, "weather_1").stdout)
+    assert (one["name"], one["handle"]) == ("weather_1", stored["handle"])
+    missing = run(live_api, "vars", session, "nope")
+    assert missing.exit_code == 3 and "unknown_variable" in missing.stderr

@@ -102,6 +102,59 @@ def test_estimate_then_submit_within_and_over_budget(toolout: ToolOutClient) -> 
     assert toolout.submit(handle, "database pool errors", "full-chunked", cache=False)["cached"] is False
 
 
+def test_the_async_client_runs_the_same_calls_over_real_http(live_api) -> None:
+    import asyncio
+
+    from toolout.client import AsyncToolOutClient
+
+    async def main() -> tuple[dict, str, str, list[dict]]:
+        async with AsyncToolOutClient(live_api.url) as client:
+            session = await client.create_session()
+            meta = await client.store(session, document(), tool_name="logs.fetch")
+            text = await client.tool_output(meta["handle"], "database pool errors")
+            lines = await client.read(meta["handle"], offset=1, limit=1)
+            jobs = await client.session_jobs(session)
+            await client.delete_session(session)
+            return meta, text, lines, jobs
+
+    meta, text, lines, jobs = asyncio.run(main())
+    assert meta["oversized"] and meta["message"].startswith("Tool output is too large (")
+    assert NEEDLE in text and text.startswith(f"ABSTRACT FROM TOOL OUTPUT logs.fetch WITH HANDLE {meta['handle']}")
+    assert lines.startswith("     1\t")
+    assert [job["status"] for job in jobs] == ["succeeded"]
+
+
+def test_the_async_client_streams_an_async_upload(live_api) -> None:
+    import asyncio
+
+    from toolout.client import AsyncToolOutClient
+
+    async def blocks():
+        for block in (b"alpha\n", b"beta\n", b"gamma\n"):
+            yield block
+
+    async def main() -> dict:
+        async with AsyncToolOutClient(live_api.url) as client:
+            session = await client.create_session()
+            return await client.store(session, blocks())
+
+    assert asyncio.run(main())["lines"] == 3
+
+
+def test_webhook_secret_reaches_the_route(live_api) -> None:
+    with ToolOutClient(live_api.url) as client, pytest.raises(ToolOutAPIError) as refused:
+        client.webhook_secret()  # the live API has no deployment secret configured
+    assert refused.value.status == 422 and "webhook" in refused.value.message.lower()
+
+
+def test_non_ascii_tool_names_and_arguments_travel_as_utf8(live_api) -> None:
+    with ToolOutClient(live_api.url) as client:
+        session = client.create_session()
+        handle = client.store(session, b"x", tool_name="検索", tool_args='{"q": "café"}')["handle"]
+        meta = client.output(handle)
+    assert (meta["tool_name"], meta["tool_args"]) == ("検索", '{"q": "café"}')
+
+
 def test_a_partial_answer_reaches_the_sdk_with_what_could_not_be_read(
     toolout_chunk_3_unreadable: ToolOutClient,
 ) -> None:

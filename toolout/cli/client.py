@@ -1,4 +1,4 @@
-"""The client commands: store, extract, jobs, read, grep — for people at a terminal and for scripts.
+"""The client commands: store, extract, jobs, vars, read, grep — for people at a terminal and for scripts.
 
 They talk to a running API through the SDK (`toolout.client`), so they work on the light install.
 `--json` prints the API's JSON instead of text. Exit codes scripts can rely on:
@@ -191,6 +191,27 @@ def _jobs_table(found: list[dict[str, Any]]) -> Table:
         row = (job["id"], job["status"], job["mode_used"] or "-", chunks, str(job["usage"]["calls"]))
         table.add_row(*row, f"{seconds:.1f}", job["extract"][:60])
     return table
+
+
+# --- vars -------------------------------------------------------------------------------------
+@client_app.command("vars")
+def vars_(
+    session: Annotated[str, typer.Argument(envvar="TOOLOUT_SESSION", help="the session whose variables to list")],
+    name: Annotated[str | None, typer.Argument(help="one variable to show")] = None,
+    api_url: ApiUrl = DEFAULT_URL,
+    api_key: ApiKey = None,
+    as_json: AsJson = False,
+) -> None:
+    """The session's variables (name, tool, size, preview), or one of them; `$name` passes it by reference."""
+    with connected(api_url, api_key) as client:
+        found: Any = client.variable(session, name) if name else client.variables(session)
+    if as_json or isinstance(found, dict):
+        emit(True, found, str)
+        return
+    table = Table("variable", "tool", "bytes", "tokens", "preview")
+    for item in found:
+        table.add_row(f"${item['name']}", item["tool"], f"{item['bytes']:,}", f"{item['tokens']:,}", item["preview"])
+    Console().print(table)
 
 
 # --- read / grep ------------------------------------------------------------------------------

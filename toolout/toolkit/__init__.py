@@ -1,10 +1,16 @@
-"""The agent toolkit, client side: define tools, validate and run their calls, compose them.
+"""The agent toolkit, client side: define tools, validate and run their calls, compose them, and
+plug them into toolout with `Toolkit`.
 
-Imports only pydantic, the standard library and the pure `extraction` package, so an agent can
-use it without the server's dependencies. Public API (one idea per module):
+Importing `toolout.toolkit` loads only pydantic, the standard library and the pure `extraction`
+package, so tools can be defined anywhere. Public API (one idea per module):
 `define_tool`, `tool`, `Tool` (tool.py); `ToolContext` (context.py); `Dependency` (deps.py);
-`CancelToken` (cancel.py); `composite_tool` (composite.py); the results (results.py); the errors.
+`CancelToken` (cancel.py); `composite_tool` (composite.py); the results (results.py); the errors;
+and, loaded on first use (they need httpx, the SDK's transport): `Toolkit` (runtime.py),
+`AgentResult` (agent.py), `CallReport` (call_pipeline.py), `ToolCall` (adapters.py).
 """
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from toolout.toolkit.callbacks import Callbacks
 from toolout.toolkit.cancel import CancelToken
@@ -26,7 +32,30 @@ from toolout.toolkit.results import (
 )
 from toolout.toolkit.tool import Tool, define_tool, tool
 
+if TYPE_CHECKING:
+    from toolout.toolkit.adapters import ToolCall
+    from toolout.toolkit.agent import AgentResult
+    from toolout.toolkit.call_pipeline import CallReport
+    from toolout.toolkit.runtime import Toolkit
+
+_LAZY = {
+    "Toolkit": "toolout.toolkit.runtime",
+    "AgentResult": "toolout.toolkit.agent",
+    "CallReport": "toolout.toolkit.call_pipeline",
+    "ToolCall": "toolout.toolkit.adapters",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The runtime's names, imported when first asked for (see the module docstring)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "AgentResult",
+    "CallReport",
     "Callbacks",
     "CancelToken",
     "Dependency",
@@ -37,11 +66,13 @@ __all__ = [
     "TextPart",
     "TextResult",
     "Tool",
+    "ToolCall",
     "ToolCancelled",
     "ToolContext",
     "ToolDefinitionError",
     "ToolMessage",
     "ToolResult",
+    "Toolkit",
     "ToolkitError",
     "composite_tool",
     "define_tool",

@@ -62,6 +62,17 @@ class ToolContext:
         call._scope.bind(asyncio.get_running_loop())
         return call
 
+    def with_cancel_token(self, cancel_token: CancelToken) -> ToolContext:
+        """A copy with everything but the cancellation token (a per-call `cancel=` in the runtime)."""
+        return ToolContext(
+            deps=self._given,
+            overrides=self._overrides,
+            cancel_token=cancel_token,
+            logger=self.logger,
+            clock=self.clock,
+            tool_name=self.tool_name,
+        )
+
     @property
     def deps(self) -> Mapping[str, Any]:
         return self._scope.values

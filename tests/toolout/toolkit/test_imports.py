@@ -32,3 +32,19 @@ def test_importing_the_toolkit_loads_nothing_but_pydantic_and_the_stdlib() -> No
     foreign = {name for name in loaded - ALLOWED if name not in sys.stdlib_module_names and not name.startswith("_")}
     assert foreign == set()
     assert {"toolout", "pydantic"} <= loaded  # the probe did import something: it can see a foreign module
+
+
+RUNTIME_PROBE = """
+import json, sys
+import toolout.toolkit
+toolout.toolkit.Toolkit  # the runtime, loaded on first use
+print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))
+"""
+SERVER_PACKAGES = {"fastapi", "starlette", "celery", "kombu", "redis", "boto3", "botocore", "litellm", "uvicorn"}
+
+
+def test_the_runtime_loads_the_sdk_but_no_server_package() -> None:
+    out = subprocess.run([sys.executable, "-c", RUNTIME_PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
+    loaded = set(json.loads(out.stdout))
+    assert "httpx" in loaded  # the probe reached the runtime
+    assert loaded & SERVER_PACKAGES == set()

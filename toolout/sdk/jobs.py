@@ -1,0 +1,121 @@
+"""Plans for extraction jobs: submit, poll, wait (long-poll or progress polling), cancel, `tool_output`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from toolout.sdk.plans import Plan, Sleep, ToolOutAPIError, call_json, without_none
+
+TERMINAL = {"succeeded", "failed", "canceled"}
+LONG_POLL_SECONDS = 5.0
+
+
+def submit(
+    handle: str,
+    extract: str,
+    mode: str = "auto",
+    *,
+    idempotency_key: str | None = None,
+    callback_url: str | None = None,
+    cache: bool = True,
+    max_input_tokens: int | None = None,
+    max_cost_usd: float | None = None,
+) -> Plan[dict[str, Any]]:
+    """Queue an extraction (or get an identical earlier one's answer at once, unless `cache=False`).
+
+    With `idempotency_key`, resubmitting returns the same job instead of a second one; with
+    `callback_url`, the finished job is POSTed there (signed; see the README's webhooks); with
+    `max_input_tokens` / `max_cost_usd`, a job estimated over budget is refused (`ToolOutAPIError`, 422).
+    """
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+    body = extraction_body(handle, extract, mode, cache=cache, callback_url=callback_url)
+    body |= without_none({"max_input_tokens": max_input_tokens, "max_cost_usd": max_cost_usd}) or {}
+    return (yield from call_json("POST", "/v1/extractions", json=body, headers=headers))
+
+
+def estimate(handle: str, extract: str, mode: str = "auto", *, cache: bool = True) -> Plan[dict[str, Any]]:
+    """What `submit` would run and cost (route, chunks, calls, tokens, USD, whether the cache answers); nothing runs."""
+    body = extraction_body(handle, extract, mode, cache=cache)
+    return (yield from call_json("POST", "/v1/extractions/estimate", json=body))
+
+
+def extraction_body(
+    handle: str, extract: str, mode: str, *, cache: bool = True, callback_url: str | None = None
+) -> dict[str, Any]:
+    """The request body; options left at their defaults are not sent (an older server knows only the rest)."""
+    body: dict[str, Any] = {"handle": handle, "extract": extract, "mode": mode}
+    return body | (without_none({"cache": None if cache else False, "callback_url": callback_url}) or {})
+
+
+def job(job_id: str, *, wait: float = 0) -> Plan[dict[str, Any]]:
+    """The job record; `wait` > 0 long-polls until it changes state or `wait` seconds pass."""
+    params = {"wait": wait} if wait else None
+    return (yield from call_json("GET", f"/v1/extractions/{job_id}", params=params))
+
+
+def session_jobs(session_id: str) -> Plan[list[dict[str, Any]]]:
+    """Every extraction job of the session, oldest first."""
+    body = yield from call_json("GET", f"/v1/sessions/{session_id}/extractions")
+    return list(body["items"])
+
+
+def webhook_secret() -> Plan[dict[str, Any]]:
+    """Your tenant's webhook signing secret and the signature scheme, to check `X-Toolout-Signature`."""
+    return (yield from call_json("GET", "/v1/webhooks/secret"))
+
+
+def cancel(job_id: str) -> Plan[dict[str, Any]]:
+    return (yield from call_json("POST", f"/v1/extractions/{job_id}/cancel"))
+
+
+def wait(
+    job_id: str,
+    *,
+    timeout: float = 600,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    poll_interval: float = 0.1,
+) -> Plan[dict[str, Any]]:
+    """Wait until the job ends: long-polls, or polls every `poll_interval` when `on_progress` wants each record."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = max(0.0, deadline - time.monotonic())
+        record = yield from job(job_id, wait=0 if on_progress else min(LONG_POLL_SECONDS, left))
+        if on_progress:
+            on_progress(record)
+        if record["status"] in TERMINAL or time.monotonic() >= deadline:
+            return record
+        if on_progress:
+            yield Sleep(min(poll_interval, left))
+
+
+def tool_output(
+    handle: str, extract: str, mode: str = "auto", *, timeout: float = 600, cache: bool = True
+) -> Plan[str]:
+    """The `tool_output` tool: submit, wait, and return the text to give the model.
+
+    An unknown handle is not an exception: the API's 404 carries the text the model should read.
+    Cancelled while waiting (a cancel token given to the transport), it cancels the job on the
+    service before the cancellation propagates: nobody will read that result.
+    """
+    try:
+        started = yield from submit(handle, extract, mode, cache=cache)
+    except ToolOutAPIError as exc:
+        if exc.status == 404 and "tool_result" in exc.details:
+            return str(exc.details["tool_result"])
+        raise
+    try:
+        finished = yield from wait(started["id"], timeout=timeout)
+    except asyncio.CancelledError:
+        yield from _cancel_quietly(started["id"])
+        raise
+    return str(finished.get("result") or f"tool_output job {started['id']} did not finish in {timeout:.0f}s")
+
+
+def _cancel_quietly(job_id: str) -> Plan[None]:
+    """Best effort: a job that already ended (409) or expired (404) needs no cancelling."""
+    with contextlib.suppress(ToolOutAPIError):
+        yield from cancel(job_id)

@@ -1,0 +1,135 @@
+"""What one API call is, independent of how it is sent: a plan that yields effects.
+
+A plan is a generator: it yields a `Request` and receives the parsed answer (or has the API's
+`ToolOutAPIError` thrown into it), yields a `Sleep` to wait, and finally returns its result. The
+sync and async transports (`toolout.sdk.transport`) are the only code that performs effects, so
+every call - including `wait`'s polling loop and `tool_output`'s submit-then-wait - is written
+once and runs on both `ToolOutClient` and `AsyncToolOutClient`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar, cast
+
+import httpx
+
+T = TypeVar("T")
+Content = bytes | str | Iterable[bytes] | AsyncIterable[bytes]
+
+
+class ToolOutAPIError(Exception):
+    """The API answered with its error shape; `code`, `status` and `details` say what was wrong."""
+
+    def __init__(self, status: int, code: str, message: str, details: dict[str, Any]) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status, self.code, self.message, self.details = status, code, message, details
+
+
+class ToolText(NamedTuple):
+    """A text answer meant for the model as a tool result; `is_error` when it reports a misuse."""
+
+    text: str
+    is_error: bool = False
+
+
+def parse_json(response: httpx.Response) -> Any:
+    return response.json() if response.content else {}
+
+
+def parse_text(response: httpx.Response) -> str:
+    return response.text
+
+
+def parse_tool_text(response: httpx.Response) -> ToolText:
+    """`buffer_ops`' answer: the text, and whether the header flags it as the model's mistake."""
+    return ToolText(response.text, response.headers.get("X-Tool-Error", "").lower() == "true")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One HTTP exchange: what to send and how to read the (successful) answer."""
+
+    method: str
+    path: str
+    params: Mapping[str, Any] | None = None
+    json: Any = None
+    content: Content | None = None
+    headers: Mapping[str, str | bytes] = field(default_factory=dict)
+    parse: Callable[[httpx.Response], Any] = parse_json
+
+    def send_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for `httpx.Client.request` / `AsyncClient.request`."""
+        kwargs: dict[str, Any] = {"params": without_none(self.params), "headers": dict(self.headers)}
+        if self.json is not None:
+            kwargs["json"] = self.json
+        if self.content is not None:
+            kwargs["content"] = self.content
+        return kwargs
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Local:
+    """Work a plan needs done in this process (the toolkit runs a tool this way): the sync transport
+    calls `run_sync()`, the async one awaits `run_async()`; the result is sent back into the plan."""
+
+    run_sync: Callable[[], Any]
+    run_async: Callable[[], Awaitable[Any]]
+
+
+Effect = Request | Sleep | Local
+Plan = Generator[Effect, Any, T]
+
+
+def call(request: Request) -> Plan[Any]:
+    """The plan of a single request: send it, return its parsed answer."""
+    return (yield request)
+
+
+def call_json(method: str, path: str, **request: Any) -> Plan[dict[str, Any]]:
+    """A request whose answer is a JSON object (an empty body reads as `{}`)."""
+    body = yield Request(method, path, **request)
+    return cast(dict[str, Any], body)
+
+
+def call_text(method: str, path: str, **request: Any) -> Plan[str]:
+    """A request whose answer is plain text."""
+    text = yield Request(method, path, parse=parse_text, **request)
+    return str(text)
+
+
+def call_tool_text(method: str, path: str, **request: Any) -> Plan[ToolText]:
+    """A request whose answer is a tool result for the model (`X-Tool-Error` marks a misuse)."""
+    result = yield Request(method, path, parse=parse_tool_text, **request)
+    return cast(ToolText, result)
+
+
+def without_none(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Query parameters minus the ones not given (httpx would send `name=`, which the API rejects)."""
+    if params is None:
+        return None
+    return {name: value for name, value in params.items() if value is not None}
+
+
+def api_error(response: httpx.Response) -> ToolOutAPIError:
+    """The typed error for a 4xx/5xx answer (a body without the error shape still gives a useful one)."""
+    try:
+        error = response.json()["error"]
+        return ToolOutAPIError(response.status_code, error["code"], error["message"], error.get("details") or {})
+    except (ValueError, KeyError, TypeError):
+        return ToolOutAPIError(response.status_code, "http_error", response.text[:500], {})
+
+
+def json_body(args: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments sent verbatim: JSON text as is, a mapping serialised."""
+    if isinstance(args, Mapping):
+        return {"content": json.dumps(dict(args)).encode(), "headers": {"Content-Type": "application/json"}}
+    raw = args.encode() if isinstance(args, str) else args
+    return {"content": raw, "headers": {"Content-Type": "application/json"}}

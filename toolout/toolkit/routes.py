@@ -1,0 +1,43 @@
+"""Per-tool output routes for a toolkit, from seed 003's `@tools` directive text or from a dict.
+
+    routes="@tools search(output=variable:search), report(output=file:reports/{today}.md, write-mode=new)"
+    routes="search(output=variable:search)"            # the same without the `@tools` keyword
+    routes={"search": {"output": "variable:search", "write_mode": "replace"}, "fetch": "discard"}
+
+Parsed by the pure parsers (`extraction.directives.parse_directives`,
+`extraction.output_routing.tool_routes_from_mapping`), so a route means what it means on the
+service. A route for a tool the toolkit does not have is a `ToolDefinitionError` (a typo would
+otherwise silently leave that tool inline); `@input` directives are not a toolkit's business.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from extraction.directives import parse_directives
+from extraction.output_routing import OutputRoute, tool_routes_from_mapping
+from toolout.toolkit.errors import ToolDefinitionError
+
+Routes = str | Mapping[str, Any] | None
+_DIRECTIVE = re.compile(r"^[ \t]*@(tools|input)\b", re.MULTILINE)
+
+
+def parse_routes(routes: Routes, tool_names: Iterable[str]) -> dict[str, OutputRoute | None]:
+    """`tool name -> route` (None: no `output=` given, the output stays inline)."""
+    if routes is None:
+        return {}
+    if isinstance(routes, str):
+        text = routes if _DIRECTIVE.search(routes) else f"@tools {routes}"
+        spec = parse_directives(text)
+        if spec.inputs:
+            raise ToolDefinitionError("a toolkit's routes are @tools directives; @input has no meaning here")
+        parsed = spec.tools
+    else:
+        parsed = tool_routes_from_mapping(routes)
+    known = set(tool_names)
+    unknown = sorted(set(parsed) - known)
+    if unknown:
+        raise ToolDefinitionError(f"routes name unknown tool(s) {unknown}; the toolkit has {sorted(known)}")
+    return parsed
