@@ -226,9 +226,11 @@ def test_invalid_utf8_plans_cover_everything(data: bytes, budget: int) -> None:
 
 # --- a large single line -----------------------------------------------------------------------
 @pytest.mark.slow
-def test_a_50_mb_minified_json_line_is_measured_and_chunked() -> None:
+def test_a_long_minified_json_line_is_measured_and_chunked() -> None:
+    """One 12 MB line: 750 pieces, 500 chunks cut inside it. (The 50 MB log and the 20 MB line of
+    `make demo`, and tests/integration/test_slice.py, run the same path at full size on the stack.)"""
     unit = b'{"id":12345,"name":"caf\xc3\xa9","tags":["x","y"],"n":-1.5e3},'
-    data = b"[" + unit * (50_000_000 // len(unit)) + b"{}]"
+    data = b"[" + unit * (12_000_000 // len(unit)) + b"{}]"
     measured = measure(data[i : i + (8 << 20)] for i in range(0, len(data), 8 << 20))
     assert measured.stats.lines == 1
     assert max(b - a for a, b in pairwise(measured.index.offsets)) <= PIECE_BYTES

@@ -42,6 +42,7 @@ def offline_model() -> Iterator[str]:
         yield f"{url}/v1"
 
 
+@pytest.mark.integration  # a Python process of its own (litellm's import alone is ~5 s) and two HTTP servers
 def test_the_quickstart_runs_and_the_model_reads_the_abstract(live_api, offline_model) -> None:
     require_variable_routes(live_api.url)
     env = {
