@@ -43,7 +43,7 @@ from extraction.buffer_store import BufferInfo, BufferStore, unknown_buffer
 from extraction.buffer_views import chars_text, export_text, info_text, lines_text, list_text, search_text
 from extraction.errors import InvalidInput, NotFound, PatternError
 from extraction.file_paths import expand_path, validate_file_path
-from extraction.grep import LineMatcher, LiteralMatcher
+from extraction.line_matchers import LineMatcher, LiteralMatcher
 from extraction.output_routing import WriteMode
 from extraction.tools import Schema, Tool, function_tool
 

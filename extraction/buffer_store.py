@@ -25,7 +25,8 @@ from pydantic import BaseModel, Field
 
 from extraction.errors import NotFound
 from extraction.file_paths import fresh_file_path, validate_file_path
-from extraction.grep import GrepResult, LineMatcher, grep_lines
+from extraction.grep import GrepResult, grep_lines
+from extraction.line_matchers import LineMatcher
 from extraction.lines import ReadResult, build_line_index, read_lines
 from extraction.output_routing import WriteMode
 from extraction.variable_errors import listing

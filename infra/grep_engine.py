@@ -14,7 +14,14 @@ from collections.abc import Iterator
 import re2
 
 from extraction.errors import InvalidInput, PatternError
-from extraction.grep import LineMatcher, LiteralMatcher, check_pattern, every_line, iter_line_hits, iter_view_hits
+from extraction.line_matchers import (
+    LineMatcher,
+    LiteralMatcher,
+    check_pattern,
+    every_line,
+    iter_line_hits,
+    iter_view_hits,
+)
 from extraction.lines import decode
 
 MAX_PATTERN_CHARS = 4096

@@ -18,7 +18,8 @@ import datetime as dt
 from collections.abc import Sequence
 
 from extraction.buffer_store import BufferInfo, ExportResult, unknown_buffer
-from extraction.grep import GrepResult, LineMatcher
+from extraction.grep import GrepResult
+from extraction.line_matchers import LineMatcher
 from extraction.lines import ReadResult
 from extraction.output_routing import WriteMode
 from extraction.stats import Measured

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from extraction.errors import NotFound
-from extraction.grep import GrepResult, LineMatcher, grep_lines
+from extraction.grep import GrepResult, grep_lines
+from extraction.line_matchers import LineMatcher
 from extraction.lines import DEFAULT_MAX_LINE_CHARS, LineIndex, ReadResult, build_line_index, index_blob, read_lines
 from infra.blobstore import BlobStore
 from infra.content import content_reader

@@ -37,7 +37,8 @@ from api.variable_schemas import (
 from extraction.buffer_ops import BUFFER_OPS_PARAMETERS, BufferLimits, run_buffer_op
 from extraction.buffer_store import BufferInfo, ExportResult
 from extraction.errors import InvalidInput, NotFound
-from extraction.grep import GrepResult, LineMatcher
+from extraction.grep import GrepResult
+from extraction.line_matchers import LineMatcher
 from extraction.lines import ReadResult
 from extraction.output_routing import WriteMode
 from infra.grep_engine import MAX_PATTERN_CHARS, compile_matcher

@@ -25,7 +25,7 @@ from extraction.buffer_ops import (
 )
 from extraction.buffer_store import JSON, MemoryBufferStore, UnknownBuffer
 from extraction.errors import PatternError
-from extraction.grep import LineMatcher, LiteralMatcher
+from extraction.line_matchers import LineMatcher, LiteralMatcher
 from extraction.output_routing import WriteMode
 from extraction.strict_rules import strict_violations
 from extraction.tools import strict

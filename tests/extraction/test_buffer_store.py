@@ -19,7 +19,7 @@ from extraction.buffer_store import (
 )
 from extraction.errors import NotFound
 from extraction.file_paths import InvalidFilePath
-from extraction.grep import LiteralMatcher
+from extraction.line_matchers import LiteralMatcher
 from extraction.output_routing import WriteMode
 from extraction.variable_errors import InvalidVariableName
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from extraction.errors import InvalidInput
-from extraction.grep import GrepResult, LineMatcher, LiteralMatcher, grep_lines, render_match
+from extraction.grep import GrepResult, grep_lines, render_match
+from extraction.line_matchers import LineMatcher, LiteralMatcher
 from extraction.lines import build_line_index
 from tests.extraction.test_lines import log, naive_lines
 from tests.helpers import BytesReader

@@ -26,7 +26,7 @@ from extraction.buffer_ops import execute_buffer_op
 from extraction.buffer_store import JSON, TEXT, MemoryBufferStore
 from extraction.directives import parse_directives
 from extraction.errors import InvalidInput, NotFound
-from extraction.grep import LiteralMatcher
+from extraction.line_matchers import LiteralMatcher
 from extraction.manifest import tool_manifest
 from extraction.output_routing import (
     DestinationKind,
