@@ -141,7 +141,8 @@ def test_reading_the_resource_window_by_window_gives_the_stored_bytes(served: Se
 def test_client_mistakes_come_back_as_error_results_and_protocol_errors(served: Served) -> None:
     async def scenario(session: ClientSession) -> tuple[Any, Any, list[MCPError]]:
         missing = await session.call_tool("tool_output_cache", {"ref_id": "00000000-0000-0000-0000-000000000000"})
-        invalid = await session.call_tool("tool_output_cache_grep", {"ref_id": served.handle, "pattern": "("}, None)
+        arguments = {"ref_id": served.handle, "pattern": "(", "regex": True}
+        invalid = await session.call_tool("tool_output_cache_grep", arguments)
         errors = []
         for uri in (output_uri("00000000-0000-0000-0000-000000000000"), "toolout://elsewhere/x"):
             try:
@@ -153,7 +154,7 @@ def test_client_mistakes_come_back_as_error_results_and_protocol_errors(served: 
     missing, invalid, errors = run(served, scenario)
     assert missing.is_error and missing.content[0].text.startswith("Error: ")
     assert len(missing.content) == 1  # no link to an output that does not exist
-    assert not invalid.is_error or invalid.content[0].text.startswith("Error: ")
+    assert invalid.is_error and invalid.content[0].text.startswith("Error: ")  # the service's 4xx for a bad regex
     assert [e.error.code for e in errors] == [-32002, -32602]
 
 
