@@ -75,7 +75,7 @@ async def list_outputs(client: AsyncToolOutClient, session_id: str | None) -> li
     if not session_id:
         return []
     found = [_variable_resource(item) for item in await client.variables(session_id)]
-    found += [_file_resource(item) for item in await client.files(session_id)]
+    found += [_file_resource(item) for item in await client.files(session_id) if item.get("handle")]
     unique = {resource.uri: resource for resource in reversed(found)}
     return list(reversed(unique.values()))
 

@@ -1,7 +1,8 @@
 """`toolout mcp`: an MCP server (the official SDK's low-level `Server`) in front of the toolout API.
 
 * tools — the four toolout tools (`toolout.mcp.tools`): `tools/call` answers through the API;
-  `tool_output` sends `notifications/progress` when the request carries a progress token.
+  `tool_output` sends `notifications/progress` (the SDK drops them unless the request carries a
+  progress token).
 * resources — the stored outputs (`toolout.mcp.resources`): `resources/list` lists the session's
   variables and files, two templates address any output by handle, `resources/read` returns a
   window of its text.
@@ -18,7 +19,7 @@ tool or a bad resource URI is INVALID_PARAMS; an unknown handle read as a resour
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -27,7 +28,6 @@ import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp.types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
@@ -64,11 +64,20 @@ class Caller:
     session_id: str | None
 
 
+Connect = Callable[[str, str | None], AsyncToolOutClient]
+"""`connect(api_url, api_key)`: a new API client (tests pass one bound to a fake service)."""
+
+
+def _connect(api_url: str, api_key: str | None) -> AsyncToolOutClient:
+    return AsyncToolOutClient(api_url, api_key=api_key)
+
+
 class Backend:
     """The API clients, one per API key (HTTP callers bring their own), closed with the server."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, connect: Connect = _connect) -> None:
         self.config = config
+        self._connect = connect
         self._clients: dict[str | None, AsyncToolOutClient] = {}
 
     def caller(self, ctx: Context) -> Caller:
@@ -79,7 +88,7 @@ class Backend:
 
     def _client(self, api_key: str | None) -> AsyncToolOutClient:
         if api_key not in self._clients:
-            self._clients[api_key] = AsyncToolOutClient(self.config.api_url, api_key=api_key)
+            self._clients[api_key] = self._connect(self.config.api_url, api_key)
         return self._clients[api_key]
 
     async def aclose(self) -> None:
@@ -102,12 +111,11 @@ def build_server(backend: Backend) -> Server[Any]:
 
     async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         caller = backend.caller(ctx)
-        progress = ctx.session.report_progress if progress_token_from_params(ctx.params) is not None else None
         call = call_toolout_tool(
             caller.client,
             params.name,
             params.arguments,
-            progress=progress,
+            progress=ctx.session.report_progress,  # a no-op unless the caller asked for progress
             session_id=caller.session_id,
             timeout=config.timeout,
         )

@@ -43,6 +43,8 @@ from toolout.toolkit.standard import (
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 """`progress(done, total, message)`: an MCP server passes its request's progress reporter."""
 DEFAULT_TIMEOUT = 600.0
+PROGRESS_POLL_SECONDS = 0.25
+"""How often `tool_output` polls its job when relaying progress (without a `progress` it long-polls)."""
 logger = logging.getLogger(__name__)
 NO_SESSION = "Error: buffer_ops works on a session's variables, and this server has none: start it with --session."
 
@@ -108,7 +110,9 @@ async def _answer(
 
 
 def _tool_output_plan(args: ToolOutputArgs, timeout: float, relay: ProgressRelay) -> Plan[ToolText]:
-    return (yield from tool_output_text(args, timeout=timeout, on_progress=relay.see))
+    return (
+        yield from tool_output_text(args, timeout=timeout, on_progress=relay.see, poll_interval=PROGRESS_POLL_SECONDS)
+    )
 
 
 def _handle_of(args: Any) -> str | None:
