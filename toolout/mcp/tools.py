@@ -25,12 +25,15 @@ from typing import Any
 import mcp.types as types
 
 from extraction.buffer_ops import BUFFER_OPS_NAME
+from extraction.tools import TOOL_OUTPUT_NAME
 from toolout.client import AsyncToolOutClient
 from toolout.mcp import output_uri
 from toolout.sdk.jobs import TERMINAL
 from toolout.sdk.plans import Plan, ToolText
 from toolout.toolkit.args import InvalidArguments
 from toolout.toolkit.standard import (
+    CACHE_GREP_NAME,
+    CACHE_NAME,
     STANDARD_NAMES,
     CacheGrepArgs,
     CacheReadArgs,
@@ -62,9 +65,24 @@ def is_toolout_tool(name: str) -> bool:
     return name in STANDARD_NAMES
 
 
+_READ_ONLY: dict[str, Any] = {"read_only_hint": True, "idempotent_hint": True, "open_world_hint": False}
+ANNOTATIONS = {
+    TOOL_OUTPUT_NAME: types.ToolAnnotations(title="Extract from a stored tool output", **_READ_ONLY),
+    CACHE_NAME: types.ToolAnnotations(title="Read a stored tool output", **_READ_ONLY),
+    CACHE_GREP_NAME: types.ToolAnnotations(title="Search a stored tool output", **_READ_ONLY),
+    BUFFER_OPS_NAME: types.ToolAnnotations(
+        title="Work on the session's variables", read_only_hint=False, destructive_hint=False, open_world_hint=False
+    ),
+}
+"""Hints for clients: only `buffer_ops` writes (its `export` adds to a session file); `tool_output` runs a
+job but changes nothing, and an identical call is answered from the service's result cache."""
+
+
 def _mcp_tool(tool: ServiceTool) -> types.Tool:
     description = tool.definition_dict["function"]["description"]
-    return types.Tool(name=tool.name, description=description, input_schema=tool.parameters)
+    return types.Tool(
+        name=tool.name, description=description, input_schema=tool.parameters, annotations=ANNOTATIONS[tool.name]
+    )
 
 
 async def call_toolout_tool(

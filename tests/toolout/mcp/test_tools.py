@@ -54,6 +54,8 @@ def test_the_four_tools_carry_the_toolkits_exact_schemas() -> None:
     wire = tools["tool_output"].model_dump(by_alias=True, exclude_none=True)
     assert wire["inputSchema"]["required"] == ["handle", "extract"]
     assert all(is_toolout_tool(name) for name in STANDARD_NAMES) and not is_toolout_tool("Read")
+    read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
+    assert read_only == {"tool_output", "tool_output_cache", "tool_output_cache_grep"}
 
 
 def test_cache_read_returns_numbered_lines_and_links_the_output() -> None:
