@@ -4,8 +4,8 @@
   `tool_output` sends `notifications/progress` (the SDK drops them unless the request carries a
   progress token).
 * resources — the stored outputs (`toolout.mcp.resources`): `resources/list` lists the session's
-  variables and files, two templates address any output by handle, `resources/read` returns a
-  window of its text.
+  variables and files, two templates address any output by handle (`resources/read` returns a
+  window of its text), a third any session (its listing, as JSON).
 * transports — stdio (one client, the API key from `--api-key` / `TOOLOUT_API_KEY`) or streamable
   HTTP at `/mcp` (many clients: each request's `Authorization: Bearer <key>` is forwarded as its
   toolout API key, `X-Toolout-Session` picks its session; the server's own key and session are the
@@ -32,7 +32,7 @@ from mcp.types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
 from toolout.mcp import DEFAULT_MAX_BYTES
-from toolout.mcp.resources import BadResourceURI, list_outputs, read_output, resource_templates
+from toolout.mcp.resources import BadResourceURI, list_outputs, read_resource, resource_templates
 from toolout.mcp.tools import DEFAULT_TIMEOUT, UnknownToolError, call_toolout_tool, toolout_tools
 
 RESOURCE_NOT_FOUND = -32002
@@ -132,8 +132,8 @@ def build_server(backend: Backend) -> Server[Any]:
     ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=resource_templates())
 
-    async def read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        read = read_output(backend.caller(ctx).client, params.uri, max_bytes=config.max_resource_bytes)
+    async def read(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        read = read_resource(backend.caller(ctx).client, params.uri, max_bytes=config.max_resource_bytes)
         return await _translated(read, config.api_url, not_found=RESOURCE_NOT_FOUND)
 
     return Server(
@@ -144,7 +144,7 @@ def build_server(backend: Backend) -> Server[Any]:
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
+        on_read_resource=read,
     )
 
 

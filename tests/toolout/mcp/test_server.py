@@ -4,6 +4,7 @@ resources, windows, error mapping, and which key and session an HTTP caller gets
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import Any
@@ -54,6 +55,28 @@ def test_without_a_session_the_list_is_empty() -> None:
     del backend
 
 
+def test_a_session_template_reads_any_sessions_listing() -> None:
+    service = FakeService()
+    backend, session, handle = setup(service)
+    other = service.sync_client().create_session()
+
+    async def scenario(client: Client) -> tuple[Any, Any, MCPError]:
+        mine = (await client.read_resource(f"toolout://sessions/{session}")).contents[0]
+        empty = (await client.read_resource(f"toolout://sessions/{other}")).contents[0]
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("toolout://sessions/no-such-session")
+        return mine, empty, raised.value
+
+    mine, empty, missing = run(backend, scenario)
+    listing = json.loads(mine.text)
+    assert mine.mime_type == "application/json" and listing["session_id"] == session
+    assert [(r["uri"], r["name"], r["mimeType"]) for r in listing["resources"]] == [
+        (output_uri(handle), "notes_fetch_1", "text/plain")
+    ]
+    assert json.loads(empty.text)["resources"] == []
+    assert missing.error.code == RESOURCE_NOT_FOUND
+
+
 def test_small_windows_page_through_the_text_without_cutting_a_character() -> None:
     backend, _, handle = setup(FakeService(), max_resource_bytes=101)
 
@@ -87,7 +110,7 @@ def test_resource_errors_are_protocol_errors_with_their_codes() -> None:
 
     (missing, foreign, past_end) = run(backend, scenario)
     assert missing == (RESOURCE_NOT_FOUND, "no output missing")
-    assert foreign[0] == -32602 and "not a toolout output URI" in foreign[1]
+    assert foreign[0] == -32602 and "not a toolout resource URI" in foreign[1]
     assert past_end[0] == -32602 and "past the end" in past_end[1]
 
 

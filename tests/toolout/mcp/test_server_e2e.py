@@ -89,6 +89,7 @@ def test_lists_the_sessions_outputs_and_the_templates(served: Served) -> None:
     assert [t.uri_template for t in templates.resource_templates] == [
         "toolout://outputs/{handle}",
         "toolout://outputs/{handle}/bytes/{offset}",
+        "toolout://sessions/{session_id}",
     ]
 
 
