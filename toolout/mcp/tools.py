@@ -29,7 +29,7 @@ from extraction.tools import TOOL_OUTPUT_NAME
 from toolout.client import AsyncToolOutClient
 from toolout.mcp import output_uri
 from toolout.sdk.jobs import TERMINAL
-from toolout.sdk.plans import Plan, ToolText
+from toolout.sdk.plans import ToolText
 from toolout.toolkit.args import InvalidArguments
 from toolout.toolkit.standard import (
     CACHE_GREP_NAME,
@@ -49,7 +49,10 @@ DEFAULT_TIMEOUT = 600.0
 PROGRESS_POLL_SECONDS = 0.25
 """How often `tool_output` polls its job when relaying progress (without a `progress` it long-polls)."""
 logger = logging.getLogger(__name__)
-NO_SESSION = "Error: buffer_ops works on a session's variables, and this server has none: start it with --session."
+NO_SESSION = (
+    "Error: buffer_ops works on a session's variables, and none is configured: start the server with --session "
+    "(or send the X-Toolout-Session header)."
+)
 
 
 class UnknownToolError(LookupError):
@@ -124,13 +127,8 @@ async def _answer(
         return await client.execute(tool.run(args, session_id, timeout))
     relay = ProgressRelay(progress)
     async with relay.running():
-        return await client.execute(_tool_output_plan(args, timeout, relay))
-
-
-def _tool_output_plan(args: ToolOutputArgs, timeout: float, relay: ProgressRelay) -> Plan[ToolText]:
-    return (
-        yield from tool_output_text(args, timeout=timeout, on_progress=relay.see, poll_interval=PROGRESS_POLL_SECONDS)
-    )
+        plan = tool_output_text(args, timeout=timeout, on_progress=relay.see, poll_interval=PROGRESS_POLL_SECONDS)
+        return await client.execute(plan)
 
 
 def _handle_of(args: Any) -> str | None:
