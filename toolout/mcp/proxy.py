@@ -1,0 +1,171 @@
+"""`toolout mcp-proxy`: an MCP gateway that keeps oversized tool results out of the agent's context.
+
+    toolout mcp-proxy -- npx -y @modelcontextprotocol/server-filesystem /data
+    toolout mcp-proxy --upstream-url http://127.0.0.1:9000/mcp --route 'search(output=variable:hits)'
+
+The proxy is an MCP server (stdio, or Streamable HTTP) in front of one upstream MCP server (a command
+on stdio, or a URL; `toolout.mcp.upstream`):
+
+* `tools/list`: the upstream's tools exactly as the upstream lists them, then toolout's tools
+  (`tool_output`, `tool_output_cache`, `tool_output_cache_grep`, `buffer_ops`, from `toolout.mcp.tools`);
+* `tools/call` on an upstream tool: the upstream's result, through `toolout.mcp.results.shrink`
+  (small: unchanged; oversized: the too-large message and a `resource_link`; routed: the manifest);
+* `tools/call` on a toolout tool: answered by the toolout service, in the proxy's session.
+
+Routes are seed 003 `@tools` text (`toolout.toolkit.routes`); a route naming a tool the upstream does
+not have stops the proxy at startup, as it stops a toolkit (a typo would silently leave it inline).
+The proxy's toolout session is `--session`, or one it creates on first use and deletes when it exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from extraction.output_routing import OutputRoute
+from toolout.client import AsyncToolOutClient, ToolOutAPIError
+from toolout.mcp.results import StorePolicy, Upload, shrink
+from toolout.mcp.tools import call_toolout_tool, is_toolout_tool, toolout_tools
+from toolout.mcp.upstream import Upstream, UpstreamSpec
+from toolout.toolkit.routes import parse_routes
+
+logger = logging.getLogger(__name__)
+SERVER_NAME = "toolout-mcp-proxy"
+
+
+@dataclass(frozen=True)
+class ProxyConfig:
+    """Everything `toolout mcp-proxy` is told: the upstream, the service, the routes."""
+
+    upstream: UpstreamSpec
+    api_url: str
+    api_key: str | None = None
+    session: str | None = None
+    routes: Sequence[str] = field(default_factory=tuple)
+    store: StorePolicy = "if_oversized"
+
+    @property
+    def route_text(self) -> str | None:
+        """The `--route` options as one `@tools` directive text (None when there are none)."""
+        lines = [text if text.lstrip().startswith("@tools") else f"@tools {text}" for text in self.routes]
+        return "\n".join(lines) or None
+
+
+class ToolOutUnavailable(MCPError):
+    """The toolout service could not store an output (5xx or unreachable): the result is not passed through."""
+
+
+class Proxy:
+    """The gateway's state: the upstream, the service client, the session and the routes."""
+
+    def __init__(self, config: ProxyConfig, upstream: Upstream, client: AsyncToolOutClient) -> None:
+        self.config, self.upstream, self.client = config, upstream, client
+        self.routes: dict[str, OutputRoute | None] = {}
+        self.session_id = config.session
+        self.created_session = False
+        self._session_lock = anyio.Lock()
+
+    async def check_routes(self) -> None:
+        """Parse `--route` against the upstream's tools (`ToolDefinitionError` for an unknown tool)."""
+        if self.config.route_text is None:
+            return
+        names = [tool.name for tool in await self.upstream.list_tools()]
+        self.routes = parse_routes(self.config.route_text, names)
+
+    async def list_tools(self) -> list[types.Tool]:
+        """The upstream's tools unchanged, then toolout's (an upstream tool with a toolout name is hidden)."""
+        theirs = [tool for tool in await self.upstream.list_tools() if not is_toolout_tool(tool.name)]
+        return [*theirs, *toolout_tools()]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        if is_toolout_tool(name):
+            return await call_toolout_tool(self.client, name, arguments or {})
+        result = await self.upstream.call_tool(name, arguments)
+        if result.is_error:
+            return result
+        upload = Upload(await self.session(), name, arguments, self.routes.get(name), self.config.store)
+        try:
+            return await shrink(self.client, result, upload)
+        except ToolOutAPIError as exc:
+            if exc.status >= 500:
+                raise _unavailable(name, exc) from exc
+            text = f'Error storing the output of tool "{name}": {exc.message}'
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        except httpx.HTTPError as exc:
+            raise _unavailable(name, exc) from exc
+
+    async def session(self) -> str:
+        """The toolout session: `--session`, or one created on first use."""
+        async with self._session_lock:
+            if self.session_id is None:
+                try:
+                    self.session_id = await self.client.create_session()
+                except (ToolOutAPIError, httpx.HTTPError) as exc:
+                    raise _unavailable("creating a session", exc) from exc
+                self.created_session = True
+            return self.session_id
+
+    async def close(self) -> None:
+        """Delete the session the proxy created (its stored outputs go with it)."""
+        if self.created_session and self.session_id:
+            with contextlib.suppress(ToolOutAPIError, httpx.HTTPError):
+                await self.client.delete_session(self.session_id)
+            self.created_session = False
+
+
+def _unavailable(what: str, exc: Exception) -> ToolOutUnavailable:
+    detail = exc.message if isinstance(exc, ToolOutAPIError) else str(exc) or type(exc).__name__
+    return ToolOutUnavailable(types.INTERNAL_ERROR, f"the toolout service is unavailable ({what}): {detail}")
+
+
+def build_server(proxy: Proxy) -> Server[Any]:
+    """The lowlevel MCP server whose handlers are the proxy's."""
+
+    async def on_list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=await proxy.list_tools())
+
+    async def on_call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await proxy.call_tool(params.name, params.arguments)
+
+    return Server(SERVER_NAME, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+@contextlib.asynccontextmanager
+async def running_proxy(config: ProxyConfig) -> AsyncIterator[Proxy]:
+    """The upstream connected, the routes checked, the service client open; all closed on exit."""
+    async with Upstream(config.upstream) as upstream, AsyncToolOutClient(config.api_url, api_key=config.api_key) as c:
+        proxy = Proxy(config, upstream, c)
+        await proxy.check_routes()
+        try:
+            yield proxy
+        finally:
+            with anyio.CancelScope(shield=True):
+                await proxy.close()
+
+
+async def serve_stdio(config: ProxyConfig) -> None:
+    """Serve the proxy on this process's stdin/stdout (how MCP clients start a configured server)."""
+    from mcp.server.stdio import stdio_server
+
+    async with running_proxy(config) as proxy:
+        server = build_server(proxy)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+async def serve_http(config: ProxyConfig, host: str, port: int) -> None:
+    """Serve the proxy over Streamable HTTP at `http://host:port/mcp`."""
+    import uvicorn
+
+    async with running_proxy(config) as proxy:
+        app = build_server(proxy).streamable_http_app(host=host)
+        await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve()
