@@ -93,13 +93,21 @@ def wait(
 
 
 def tool_output(
-    handle: str, extract: str, mode: str = "auto", *, timeout: float = 600, cache: bool = True
+    handle: str,
+    extract: str,
+    mode: str = "auto",
+    *,
+    timeout: float = 600,
+    cache: bool = True,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    poll_interval: float = 0.1,
 ) -> Plan[str]:
     """The `tool_output` tool: submit, wait, and return the text to give the model.
 
     An unknown handle is not an exception: the API's 404 carries the text the model should read.
     Cancelled while waiting (a cancel token given to the transport), it cancels the job on the
-    service before the cancellation propagates: nobody will read that result.
+    service before the cancellation propagates: nobody will read that result. `on_progress` sees
+    each polled job record (as in `wait`), e.g. to relay progress to an MCP client.
     """
     try:
         started = yield from submit(handle, extract, mode, cache=cache)
@@ -108,7 +116,7 @@ def tool_output(
             return str(exc.details["tool_result"])
         raise
     try:
-        finished = yield from wait(started["id"], timeout=timeout)
+        finished = yield from wait(started["id"], timeout=timeout, on_progress=on_progress, poll_interval=poll_interval)
     except asyncio.CancelledError:
         yield from _cancel_quietly(started["id"])
         raise

@@ -110,9 +110,18 @@ def as_tool_text(plan: Plan[str | ToolText]) -> Plan[ToolText]:
     return answer if isinstance(answer, ToolText) else ToolText(answer)
 
 
-def _tool_output(args: ToolOutputArgs, session_id: str, timeout: float) -> Plan[ToolText]:
-    text = yield from as_tool_text(jobs.tool_output(args.handle, args.extract, args.mode, timeout=timeout))
+def tool_output_text(
+    args: ToolOutputArgs, *, timeout: float, on_progress: Callable[[dict[str, Any]], None] | None = None
+) -> Plan[ToolText]:
+    """The `tool_output` answer as a tool result (a failed extraction is flagged); `on_progress` sees each
+    polled job record (the MCP server relays them as progress notifications)."""
+    plan = jobs.tool_output(args.handle, args.extract, args.mode, timeout=timeout, on_progress=on_progress)
+    text = yield from as_tool_text(plan)
     return ToolText(text.text, text.is_error or text.text.startswith("TOOL_OUTPUT FAILED"))
+
+
+def _tool_output(args: ToolOutputArgs, session_id: str, timeout: float) -> Plan[ToolText]:
+    return (yield from tool_output_text(args, timeout=timeout))
 
 
 def _cache_read(args: CacheReadArgs, session_id: str, timeout: float) -> Plan[ToolText]:

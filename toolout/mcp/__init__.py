@@ -1,0 +1,19 @@
+"""toolout over the Model Context Protocol (needs the `toolout[mcp]` extra: the official `mcp` SDK).
+
+* `tools` — the toolout tool layer, MCP-neutral: the four standard tools as `mcp.types.Tool`s
+  (the toolkit's exact schemas) and `call_toolout_tool`, which answers one call through an
+  `AsyncToolOutClient`. `toolout mcp` serves them; `toolout mcp-proxy` adds them to another server's.
+* `server` — `toolout mcp`: those tools plus the stored outputs as resources
+  (`toolout://outputs/{handle}`), over stdio or streamable HTTP.
+
+Only the SDK, httpx, pydantic and toolout's client side are imported here: no server dependency.
+"""
+
+from __future__ import annotations
+
+OUTPUT_URI_PREFIX = "toolout://outputs/"
+"""A stored output's resource URI is this prefix plus its handle (`toolout://outputs/{handle}`)."""
+
+
+def output_uri(handle: str) -> str:
+    return f"{OUTPUT_URI_PREFIX}{handle}"
