@@ -17,6 +17,7 @@ from toolout.cli.client import DEFAULT_URL, UNAVAILABLE, USAGE, ApiKey, ApiUrl, 
 
 if TYPE_CHECKING:
     from toolout.mcp.proxy import ProxyConfig
+    from toolout.mcp.results import StorePolicy
     from toolout.mcp.upstream import UpstreamSpec
 
 mcp_proxy_app = typer.Typer()
@@ -57,7 +58,7 @@ def mcp_proxy(
     from toolout.mcp.proxy import ProxyConfig
 
     spec = _upstream(upstream or [], upstream_cmd, upstream_url, timeout)
-    store = "always" if store_all else "if_oversized"
+    store: StorePolicy = "always" if store_all else "if_oversized"
     config = ProxyConfig(spec, api_url, api_key=api_key, session=session, routes=tuple(route or []), store=store)
     _serve(config, transport, host, port)
 

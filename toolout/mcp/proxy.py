@@ -88,7 +88,7 @@ class Proxy:
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         if is_toolout_tool(name):
-            return await call_toolout_tool(self.client, name, arguments or {})
+            return await call_toolout_tool(self.client, name, arguments, session_id=await self.session())
         result = await self.upstream.call_tool(name, arguments)
         if result.is_error:
             return result

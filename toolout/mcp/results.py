@@ -7,7 +7,7 @@ to the service, which measures it and decides (`extraction.oversize`, the same p
 * small (and not routed): the upstream's result goes back unchanged, byte for byte; the service
   keeps nothing (`store=if_oversized`, or `always` to keep every output as a variable, as the toolkit does);
 * oversized: the content becomes the exact too-large message plus a `resource_link` to the stored
-  output (`toolout://outputs/{handle}`);
+  output (`toolout://outputs/{handle}`, as `toolout mcp` links it: `toolout.mcp.tools.output_link`);
 * routed (`--route 'tool(output=variable:NAME)'`): the content becomes the service's manifest, plus the link.
 
 A replaced result keeps the upstream's shape where a client checks it: a tool with an `outputSchema`
@@ -30,11 +30,10 @@ from mcp import types
 
 from extraction.output_routing import OutputRoute
 from toolout.client import AsyncToolOutClient
+from toolout.mcp.tools import output_link
 from toolout.toolkit.call_pipeline import header_arguments, payload
 from toolout.toolkit.results import TextResult
 
-OUTPUT_URI = "toolout://outputs/{handle}"
-"""The resource URI of a stored output (the same scheme as `toolout mcp`'s resources)."""
 StorePolicy = Literal["if_oversized", "always"]
 
 
@@ -81,9 +80,9 @@ async def shrink(client: AsyncToolOutClient, result: types.CallToolResult, uploa
         write_mode=route.write_mode.value if route is not None and route.write_mode is not None else None,
     )
     if answer.get("routed"):
-        return replaced(result, text, str(answer["manifest"]), answer.get("handle"), upload.tool)
+        return replaced(result, text, str(answer["manifest"]), answer.get("handle"))
     if answer.get("oversized"):
-        return replaced(result, text, str(answer["message"]), str(answer["handle"]), upload.tool)
+        return replaced(result, text, str(answer["message"]), str(answer["handle"]))
     return result
 
 
@@ -92,27 +91,13 @@ def _discard(route: OutputRoute | None) -> str | None:
     return str(route.output) if route is not None and route.output.kind.value == "discard" else None
 
 
-def replaced(
-    result: types.CallToolResult, text: str, message: str, handle: str | None, tool: str
-) -> types.CallToolResult:
+def replaced(result: types.CallToolResult, text: str, message: str, handle: str | None) -> types.CallToolResult:
     """`result` with `message` (and a link to the stored output) in place of `text`."""
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=message)]
     if handle:
-        content.append(output_link(handle, tool))
+        content.append(output_link(handle))
     structured = _structured(result.structured_content, text, message)
-    return types.CallToolResult(content=content, structured_content=structured, is_error=False, _meta=result.meta)
-
-
-def output_link(handle: str, tool: str) -> types.ResourceLink:
-    """The `resource_link` to a stored output."""
-    return types.ResourceLink(
-        type="resource_link",
-        uri=OUTPUT_URI.format(handle=handle),
-        name=handle,
-        title=f"stored output of {tool}",
-        description=f'The full output of {tool}, stored by toolout; use tool_output(handle = "{handle}", ...).',
-        mime_type="text/plain",
-    )
+    return types.CallToolResult(content=content, structured_content=structured, is_error=False, meta=result.meta)
 
 
 def _structured(value: dict[str, Any] | None, text: str, message: str) -> dict[str, Any] | None:
