@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from extraction.output_routing import OutputRoute
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
-from toolout.mcp.results import StorePolicy, Upload, shrink
+from toolout.mcp.results import StorePolicy, Upload, shrink, unstamped
 from toolout.mcp.tools import call_toolout_tool, is_toolout_tool, toolout_tools
 from toolout.mcp.upstream import Upstream, UpstreamSpec
 from toolout.toolkit.routes import parse_routes
@@ -89,7 +89,7 @@ class Proxy:
     async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         if is_toolout_tool(name):
             return await call_toolout_tool(self.client, name, arguments, session_id=await self.session())
-        result = await self.upstream.call_tool(name, arguments)
+        result = unstamped(await self.upstream.call_tool(name, arguments))
         if result.is_error:
             return result
         upload = Upload(await self.session(), name, arguments, self.routes.get(name), self.config.store)

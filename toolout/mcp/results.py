@@ -48,6 +48,16 @@ class Upload:
     store: StorePolicy = "if_oversized"
 
 
+def unstamped(result: types.CallToolResult) -> types.CallToolResult:
+    """`result` without the upstream's `serverInfo` stamp (2026-07-28 `_meta`): the proxy's client talks to
+    the proxy, whose SDK stamps its own; the rest of `_meta` belongs to the tool and passes through."""
+    meta = result.meta or {}
+    if types.SERVER_INFO_META_KEY not in meta:
+        return result
+    rest = {key: value for key, value in meta.items() if key != types.SERVER_INFO_META_KEY}
+    return result.model_copy(update={"meta": rest or None})
+
+
 def result_text(result: types.CallToolResult) -> str | None:
     """The text of a result the proxy may store, or None when it passes through untouched (see module doc)."""
     if result.is_error:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -161,13 +162,14 @@ def test_a_routed_tool_answers_with_the_manifest_and_buffer_ops_reads_it_back(
     assert "line one of a small file" in texts(buffer)[0] and "line two: café ✓" in texts(buffer)[0]
 
 
-def test_a_route_for_a_tool_the_upstream_lacks_stops_the_proxy(local_stack, upstream_argv) -> None:
-    async def scenario() -> None:
-        async with connected(proxy(local_stack.api_url, upstream_argv, "--route", "read_fiel(output=variable:x)")):
-            pass
-
-    with pytest.raises(Exception):  # noqa: B017 - the SDK surfaces the closed stdio as its own error types
-        anyio.run(scenario)
+def test_a_route_for_a_tool_the_upstream_lacks_stops_the_proxy_with_a_message(local_stack, upstream_argv) -> None:
+    params = proxy(local_stack.api_url, upstream_argv, "--route", "read_fiel(output=variable:x)")
+    done = subprocess.run(
+        [params.command, *params.args], env={**os.environ, **(params.env or {})}, cwd=ROOT,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "routes name unknown tool(s) ['read_fiel']" in done.stderr and "read_text_file" in done.stderr
 
 
 def test_an_upstream_killed_mid_session_fails_the_call_promptly_and_the_next_call_reconnects(

@@ -1,0 +1,153 @@
+"""`toolout mcp-proxy` in front of a Streamable HTTP upstream and a stdio one, on the live test API.
+
+The upstream is `tiny_upstream.py` (one tool per behaviour); the official client talks to the proxy:
+* over HTTP upstream: tools listed, small results unchanged, an oversized one replaced, a tool error
+  result and an image passed through as they are, a JSON-RPC error kept (code, message, data);
+* an upstream that does not answer in `--timeout`, or whose HTTP server went away: an MCP error, fast;
+* the proxy itself served over Streamable HTTP (`--transport http`).
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, types
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from tests.toolout.mcp import tiny_upstream
+from toolout import processes
+from toolout.mcp import output_uri
+from toolout.toolkit.standard import STANDARD_NAMES
+
+ROOT = Path(__file__).resolve().parents[3]
+TINY = str(Path(tiny_upstream.__file__).resolve())
+ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(ROOT)}
+
+
+def listening(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+
+
+@pytest.fixture()
+def http_upstream(tmp_path) -> Iterator[tuple[str, processes.Service]]:
+    """The tiny upstream on Streamable HTTP: its URL and its process."""
+    port = processes.free_port()
+    service = processes.Service(
+        "tiny-upstream", [sys.executable, TINY, "http", str(port)], ENV, tmp_path / "upstream.log"
+    )
+    service.ready = lambda: listening(port)
+    with processes.running(service, timeout=30):
+        yield f"http://127.0.0.1:{port}/mcp", service
+
+
+def proxy(api_url: str, *options: str) -> StdioServerParameters:
+    args = ["-m", "toolout.cli", "mcp-proxy", "--api-url", api_url, *options]
+    return StdioServerParameters(command=sys.executable, args=args, env=ENV, cwd=str(ROOT))
+
+
+def texts(result: types.CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, types.TextContent)]
+
+
+def same_result(got: object, expected: types.CallToolResult) -> bool:
+    """Equal but for `_meta`'s server stamp (on 2026-07-28 each server stamps its own: here, the proxy's)."""
+    assert isinstance(got, types.CallToolResult)
+    assert (got.meta or {}).get(types.SERVER_INFO_META_KEY, {}).get("name") == "toolout-mcp-proxy"
+    return got.model_copy(update={"meta": None}) == expected
+
+
+def test_an_http_upstream_through_the_proxy(live_api, http_upstream) -> None:
+    url, _ = http_upstream
+
+    async def scenario() -> dict[str, object]:
+        async with Client(proxy(live_api.url, "--upstream-url", url), cache=None) as client:
+            seen: dict[str, object] = {"tools": [t.name for t in (await client.list_tools()).tools]}
+            seen["echo"] = await client.call_tool("echo", {"text": "hi ✓"})
+            seen["lines"] = await client.call_tool("lines", {"count": 3000})
+            seen["broken"] = await client.call_tool("broken", {})
+            seen["picture"] = await client.call_tool("picture", {})
+            try:
+                await client.call_tool("refuse", {})
+            except MCPError as exc:
+                seen["refuse"] = exc
+            return seen
+
+    seen = anyio.run(scenario)
+    assert seen["tools"] == [tool.name for tool in tiny_upstream.TOOLS] + list(STANDARD_NAMES)
+    assert same_result(seen["echo"], tiny_upstream.text("hi ✓"))
+    assert same_result(seen["broken"], tiny_upstream.text("the widget is broken", is_error=True))
+    picture = seen["picture"]
+    assert isinstance(picture, types.CallToolResult) and picture.content[0].type == "image"
+    lines = seen["lines"]
+    assert isinstance(lines, types.CallToolResult)
+    [message] = texts(lines)
+    [link] = [block for block in lines.content if isinstance(block, types.ResourceLink)]
+    size = len(tiny_upstream.numbered_lines(3000).encode())
+    assert message.startswith(f"Tool output is too large ({size} bytes, 3000 lines, ")
+    assert f'Call tool_output(handle = "{link.name.removeprefix("output ")}"' in message
+    assert link.uri == output_uri(link.name.removeprefix("output "))
+    refused = seen["refuse"]
+    assert isinstance(refused, MCPError)
+    code, text, data = tiny_upstream.REFUSAL
+    assert (refused.code, refused.data) == (code, data) and text in refused.message
+
+
+def test_an_upstream_call_over_the_timeout_is_an_error_not_a_hang(live_api) -> None:
+    upstream = ["--timeout", "1", "--", sys.executable, TINY, "stdio"]
+
+    async def scenario() -> tuple[float, MCPError, types.CallToolResult]:
+        async with Client(proxy(live_api.url, *upstream), cache=None) as client:
+            started = time.monotonic()
+            with pytest.raises(MCPError) as failed:
+                with anyio.fail_after(15):
+                    await client.call_tool("sleep", {"seconds": 30})
+            elapsed = time.monotonic() - started
+            return elapsed, failed.value, await client.call_tool("echo", {"text": "still here"})
+
+    elapsed, error, after = anyio.run(scenario)
+    assert elapsed < 6 and "upstream MCP server" in error.message and "sleep" in error.message
+    assert texts(after) == ["still here"]
+
+
+def test_an_http_upstream_that_went_away_is_an_error_not_a_hang(live_api, http_upstream) -> None:
+    url, service = http_upstream
+
+    async def scenario() -> tuple[float, MCPError]:
+        async with Client(proxy(live_api.url, "--upstream-url", url, "--timeout", "20"), cache=None) as client:
+            assert texts(await client.call_tool("echo", {"text": "before"})) == ["before"]
+            service.stop()
+            started = time.monotonic()
+            with pytest.raises(MCPError) as failed:
+                with anyio.fail_after(30):
+                    await client.call_tool("echo", {"text": "after"})
+            return time.monotonic() - started, failed.value
+
+    elapsed, error = anyio.run(scenario)
+    assert elapsed < 10 and "upstream MCP server" in error.message
+
+
+def test_the_proxy_served_over_streamable_http(live_api, tmp_path) -> None:
+    port = processes.free_port()
+    argv = [
+        *processes.toolout_argv("mcp-proxy", "--api-url", live_api.url, "--transport", "http", "--port", str(port)),
+        *("--", sys.executable, TINY, "stdio"),
+    ]
+    service = processes.Service("proxy", argv, ENV, tmp_path / "proxy.log", ready=lambda: listening(port))
+
+    async def scenario() -> tuple[list[str], types.CallToolResult]:
+        async with Client(f"http://127.0.0.1:{port}/mcp", cache=None) as client:
+            names = [tool.name for tool in (await client.list_tools()).tools]
+            return names, await client.call_tool("echo", {"text": "over http"})
+
+    with processes.running(service, timeout=60):
+        names, echoed = anyio.run(scenario)
+    assert names == [tool.name for tool in tiny_upstream.TOOLS] + list(STANDARD_NAMES)
+    assert texts(echoed) == ["over http"]

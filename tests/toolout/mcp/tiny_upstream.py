@@ -1,0 +1,92 @@
+"""A tiny MCP server for `toolout mcp-proxy`'s tests: each tool is one behaviour a gateway must carry.
+
+    python tests/toolout/mcp/tiny_upstream.py stdio
+    python tests/toolout/mcp/tiny_upstream.py http PORT        # Streamable HTTP at http://127.0.0.1:PORT/mcp
+
+Tools: `echo` (text back), `lines` (N numbered lines, one planted needle), `sleep` (answers after
+`seconds`), `broken` (a tool error result), `refuse` (a JSON-RPC error), `picture` (an image block).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+NEEDLE = "the vault code is 4417"
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+REFUSAL = (types.INVALID_PARAMS, "refuse always refuses", {"why": "by design"})
+
+
+def _tool(name: str, description: str, **properties: Any) -> types.Tool:
+    schema = {"type": "object", "properties": properties, "required": list(properties)}
+    return types.Tool(name=name, description=description, input_schema=schema)
+
+
+TOOLS = [
+    _tool("echo", "Say it back.", text={"type": "string"}),
+    _tool("lines", "N numbered lines, one of them holding a secret.", count={"type": "integer"}),
+    _tool("sleep", "Answer after a while.", seconds={"type": "number"}),
+    _tool("broken", "Always an error result."),
+    _tool("refuse", "Always a protocol error."),
+    _tool("picture", "A one-pixel PNG."),
+]
+
+
+def numbered_lines(count: int) -> str:
+    return "\n".join(f"line {n}: {NEEDLE if n == count // 2 else 'nothing to see'}" for n in range(1, count + 1))
+
+
+def text(value: str, *, is_error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=value)], is_error=is_error)
+
+
+async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    args = params.arguments or {}
+    if params.name == "echo":
+        return text(str(args["text"]))
+    if params.name == "lines":
+        return text(numbered_lines(int(args["count"])))
+    if params.name == "sleep":
+        await anyio.sleep(float(args["seconds"]))
+        return text("awake")
+    if params.name == "broken":
+        return text("the widget is broken", is_error=True)
+    if params.name == "refuse":
+        raise MCPError(*REFUSAL)
+    if params.name == "picture":
+        return types.CallToolResult(content=[types.ImageContent(type="image", data=PIXEL, mime_type="image/png")])
+    raise MCPError(types.METHOD_NOT_FOUND, f"no tool {params.name}")
+
+
+async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=TOOLS)
+
+
+def server() -> Server[Any]:
+    return Server("tiny-upstream", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def serve_stdio() -> None:
+    from mcp.server.stdio import stdio_server
+
+    app = server()
+    async with stdio_server() as (read_stream, write_stream):
+        await app.run(read_stream, write_stream, app.create_initialization_options())
+
+
+def serve_http(port: int) -> None:
+    import uvicorn
+
+    uvicorn.run(server().streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "stdio":
+        anyio.run(serve_stdio)
+    else:
+        serve_http(int(sys.argv[2]))
