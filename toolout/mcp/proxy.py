@@ -21,25 +21,27 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from extraction.output_routing import OutputRoute
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
 from toolout.mcp.results import StorePolicy, Upload, shrink, unstamped
-from toolout.mcp.tools import call_toolout_tool, is_toolout_tool, toolout_tools
+from toolout.mcp.tools import Progress, call_toolout_tool, is_toolout_tool, toolout_tools
 from toolout.mcp.upstream import Upstream, UpstreamSpec
 from toolout.toolkit.routes import parse_routes
 
 logger = logging.getLogger(__name__)
 SERVER_NAME = "toolout-mcp-proxy"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -86,22 +88,28 @@ class Proxy:
         theirs = [tool for tool in await self.upstream.list_tools() if not is_toolout_tool(tool.name)]
         return [*theirs, *toolout_tools()]
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None
+    ) -> types.CallToolResult:
+        """One call: a toolout tool answered by the service, else the upstream's result through `shrink`.
+
+        `progress`: the client's progress reporter (when it asked for progress); the upstream's progress
+        notifications and `tool_output`'s job progress are relayed to it.
+        """
         if is_toolout_tool(name):
-            return await call_toolout_tool(self.client, name, arguments, session_id=await self.session())
-        result = unstamped(await self.upstream.call_tool(name, arguments))
+            session = await self.session()
+            return await _service(
+                name, call_toolout_tool(self.client, name, arguments, progress=progress, session_id=session)
+            )
+        result = unstamped(await self.upstream.call_tool(name, arguments, progress=progress))
         if result.is_error:
             return result
         upload = Upload(await self.session(), name, arguments, self.routes.get(name), self.config.store)
         try:
-            return await shrink(self.client, result, upload)
-        except ToolOutAPIError as exc:
-            if exc.status >= 500:
-                raise _unavailable(name, exc) from exc
+            return await _service(name, shrink(self.client, result, upload))
+        except ToolOutAPIError as exc:  # a 4xx: this output cannot be stored (e.g. over the upload limit)
             text = f'Error storing the output of tool "{name}": {exc.message}'
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-        except httpx.HTTPError as exc:
-            raise _unavailable(name, exc) from exc
 
     async def session(self) -> str:
         """The toolout session: `--session`, or one created on first use."""
@@ -122,6 +130,18 @@ class Proxy:
             self.created_session = False
 
 
+async def _service(what: str, work: Awaitable[T]) -> T:
+    """`work` on the service: a 5xx or an unreachable service is `ToolOutUnavailable`; a 4xx propagates."""
+    try:
+        return await work
+    except ToolOutAPIError as exc:
+        if exc.status >= 500:
+            raise _unavailable(what, exc) from exc
+        raise
+    except httpx.HTTPError as exc:
+        raise _unavailable(what, exc) from exc
+
+
 def _unavailable(what: str, exc: Exception) -> ToolOutUnavailable:
     detail = exc.message if isinstance(exc, ToolOutAPIError) else str(exc) or type(exc).__name__
     return ToolOutUnavailable(types.INTERNAL_ERROR, f"the toolout service is unavailable ({what}): {detail}")
@@ -133,8 +153,9 @@ def build_server(proxy: Proxy) -> Server[Any]:
     async def on_list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=await proxy.list_tools())
 
-    async def on_call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return await proxy.call_tool(params.name, params.arguments)
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        progress = ctx.session.report_progress if progress_token_from_params(ctx.params) is not None else None
+        return await proxy.call_tool(params.name, params.arguments, progress)
 
     return Server(SERVER_NAME, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 

@@ -24,7 +24,10 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
+
+from toolout.mcp.tools import Progress
 
 logger = logging.getLogger(__name__)
 CONNECT_TIMEOUT = 60.0
@@ -108,13 +111,19 @@ class Upstream:
             if not cursor:
                 return tools
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        """The upstream's result for one call, unvalidated and unchanged (see the module doc for failures)."""
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None, *, progress: Progress | None = None
+    ) -> types.CallToolResult:
+        """The upstream's result for one call, unvalidated and unchanged (see the module doc for failures).
+
+        `progress`: called with the upstream's progress notifications for this call.
+        """
         async with self._calling(f"calling {name}") as client:
             request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
             return await client.session.send_request(
-                request, types.CallToolResult, request_read_timeout_seconds=self.spec.timeout
-            )
+                request, types.CallToolResult, request_read_timeout_seconds=self.spec.timeout,
+                progress_callback=_relay(progress) if progress is not None else None,
+            )  # fmt: skip
 
     @contextlib.asynccontextmanager
     async def _calling(self, what: str) -> AsyncIterator[Client]:
@@ -165,6 +174,15 @@ class Upstream:
         closing, self._client, self._closing = self._closing, None, None
         if closing is not None:
             closing.set()
+
+
+def _relay(report: Progress) -> ProgressFnT:
+    """The SDK's progress callback shape (named parameters) around a plain `progress(done, total, message)`."""
+
+    async def relay(progress: float, total: float | None, message: str | None) -> None:
+        await report(progress, total, message)
+
+    return relay
 
 
 def split_upstream(arguments: Sequence[str]) -> tuple[str, ...]:

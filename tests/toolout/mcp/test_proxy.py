@@ -123,12 +123,17 @@ def test_a_5_mb_file_becomes_the_too_large_message_and_tool_output_extracts_from
 ) -> None:
     log = files / "service.log"
 
+    progress: list[float] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(done)
+
     async def scenario() -> tuple[types.CallToolResult, types.CallToolResult]:
         async with connected(proxy(local_stack.api_url, upstream_argv)) as client:
             big = await client.call_tool("read_text_file", {"path": str(log)})
             handle = links(big)[0].removeprefix("toolout://outputs/")
             request = {"handle": handle, "extract": datasets.POOL_INCIDENT.request}
-            return big, await client.call_tool("tool_output", request)
+            return big, await client.call_tool("tool_output", request, progress_callback=on_progress)
 
     started = time.monotonic()
     big, abstract = anyio.run(scenario)
@@ -142,6 +147,7 @@ def test_a_5_mb_file_becomes_the_too_large_message_and_tool_output_extracts_from
     [answer] = texts(abstract)
     assert answer.startswith(f"ABSTRACT FROM TOOL OUTPUT read_text_file WITH HANDLE {handle}, STRATEGY:")
     assert datasets.POOL_INCIDENT.needle in answer and links(abstract) == [handle_uri]
+    assert progress and progress == sorted(set(progress))  # the job's progress, relayed by the proxy
     assert elapsed < 240
 
 

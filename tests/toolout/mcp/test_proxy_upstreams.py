@@ -117,6 +117,21 @@ def test_an_upstream_call_over_the_timeout_is_an_error_not_a_hang(live_api) -> N
     assert texts(after) == ["still here"]
 
 
+def test_the_upstreams_progress_reaches_the_client(live_api) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total, message))
+
+    async def scenario() -> types.CallToolResult:
+        async with Client(proxy(live_api.url, "--", sys.executable, TINY, "stdio"), cache=None) as client:
+            return await client.call_tool("sleep", {"seconds": 0.3}, progress_callback=progress)
+
+    assert texts(anyio.run(scenario)) == ["awake"]
+    steps = tiny_upstream.STEPS
+    assert seen == [(n, steps, f"slept {n}/{steps}") for n in range(1, steps + 1)]
+
+
 def test_an_http_upstream_that_went_away_is_an_error_not_a_hang(live_api, http_upstream) -> None:
     url, service = http_upstream
 

@@ -4,7 +4,7 @@
     python tests/toolout/mcp/tiny_upstream.py http PORT        # Streamable HTTP at http://127.0.0.1:PORT/mcp
 
 Tools: `echo` (text back), `lines` (N numbered lines, one planted needle), `sleep` (answers after
-`seconds`), `broken` (a tool error result), `refuse` (a JSON-RPC error), `picture` (an image block).
+`seconds`, reporting progress), `broken` (a tool error result), `refuse` (a JSON-RPC error), `picture` (an image block).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from mcp.shared.exceptions import MCPError
 
 NEEDLE = "the vault code is 4417"
 PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+STEPS = 3
+"""`sleep` reports its progress in this many steps."""
 REFUSAL = (types.INVALID_PARAMS, "refuse always refuses", {"why": "by design"})
 
 
@@ -45,14 +47,16 @@ def text(value: str, *, is_error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=value)], is_error=is_error)
 
 
-async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
     args = params.arguments or {}
     if params.name == "echo":
         return text(str(args["text"]))
     if params.name == "lines":
         return text(numbered_lines(int(args["count"])))
     if params.name == "sleep":
-        await anyio.sleep(float(args["seconds"]))
+        for step in range(1, STEPS + 1):
+            await anyio.sleep(float(args["seconds"]) / STEPS)
+            await ctx.session.report_progress(step, STEPS, f"slept {step}/{STEPS}")
         return text("awake")
     if params.name == "broken":
         return text("the widget is broken", is_error=True)
