@@ -8,12 +8,13 @@ In an MCP client's configuration, the upstream command follows `--`:
 
 from __future__ import annotations
 
-import importlib.util
+import shlex
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from toolout.cli.client import DEFAULT_URL, UNAVAILABLE, USAGE, ApiKey, ApiUrl, err
+from toolout.cli.mcp import Transport, needs_mcp
 
 if TYPE_CHECKING:
     from toolout.mcp.proxy import ProxyConfig
@@ -25,6 +26,7 @@ mcp_proxy_app = typer.Typer()
 
 
 @mcp_proxy_app.command("mcp-proxy")
+@needs_mcp
 def mcp_proxy(
     upstream: Annotated[
         list[str] | None, typer.Argument(help="the upstream MCP server's command, after --", show_default=False)
@@ -43,18 +45,15 @@ def mcp_proxy(
         bool, typer.Option(help="keep every text result as a session variable, not only the oversized ones")
     ] = False,
     timeout: Annotated[float, typer.Option(help="seconds an upstream tool call may take")] = 300.0,
-    transport: Annotated[str, typer.Option(help="how the proxy itself is served: stdio or http")] = "stdio",
-    host: Annotated[str, typer.Option(help="with --transport http")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="with --transport http (the endpoint is /mcp)")] = 8766,
+    transport: Annotated[
+        Transport, typer.Option(help="how the proxy itself is served: stdio (a client spawns it) or HTTP at /mcp")
+    ] = Transport.stdio,
+    host: Annotated[str, typer.Option(help="HTTP: the address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="HTTP: the port to listen on")] = 8932,
     api_url: ApiUrl = DEFAULT_URL,
     api_key: ApiKey = None,
 ) -> None:
     """An MCP gateway: the upstream's tools plus toolout's; oversized results become the too-large message."""
-    if importlib.util.find_spec("mcp") is None:
-        err.print("error: `toolout mcp-proxy` needs the MCP SDK: pip install 'toolout[mcp]'", markup=False)
-        raise typer.Exit(USAGE)
-    if transport not in ("stdio", "http"):
-        _usage(f"unknown --transport {transport!r}: use stdio or http")
     from toolout.mcp.proxy import ProxyConfig
 
     spec = _upstream(upstream or [], upstream_cmd, upstream_url, timeout)
@@ -65,19 +64,19 @@ def mcp_proxy(
 
 def _upstream(upstream: list[str], upstream_cmd: str | None, upstream_url: str | None, timeout: float) -> UpstreamSpec:
     """The upstream from exactly one of `-- CMD...`, `--upstream-cmd`, `--upstream-url`."""
-    from toolout.mcp.upstream import UpstreamSpec, split_upstream
+    from toolout.mcp.upstream import UpstreamSpec
 
     if [bool(upstream), upstream_cmd is not None, upstream_url is not None].count(True) != 1:
         _usage("give the upstream once: -- COMMAND ARGS..., --upstream-cmd 'COMMAND ARGS' or --upstream-url URL")
-    command = split_upstream(upstream) if upstream else split_upstream([upstream_cmd]) if upstream_cmd else ()
-    if upstream_cmd is not None and not command:
+    command = tuple(upstream) if upstream else tuple(shlex.split(upstream_cmd or ""))
+    if upstream_url is None and not command:
         _usage("--upstream-cmd is empty")
     if timeout <= 0:
         _usage("--timeout must be positive")
     return UpstreamSpec(command=command, url=upstream_url, timeout=timeout)
 
 
-def _serve(config: ProxyConfig, transport: str, host: str, port: int) -> None:
+def _serve(config: ProxyConfig, transport: Transport, host: str, port: int) -> None:
     """Run the proxy until its client goes; a startup failure (upstream, routes) is a message and an exit code."""
     import anyio
 
@@ -87,9 +86,10 @@ def _serve(config: ProxyConfig, transport: str, host: str, port: int) -> None:
     from toolout.toolkit.errors import ToolkitError
 
     try:
-        if transport == "stdio":
+        if transport is Transport.stdio:
             anyio.run(serve_stdio, config)
         else:
+            err.print(f"toolout mcp-proxy: streamable HTTP at http://{host}:{port}/mcp", markup=False)
             anyio.run(serve_http, config, host, port)
     except BaseException as exc:
         known = _known(exc, (UpstreamError, ToolkitError, InvalidInput))

@@ -11,6 +11,11 @@ Only the SDK, httpx, pydantic and toolout's client side are imported here: no se
 
 from __future__ import annotations
 
+DEFAULT_MAX_BYTES = 256 * 1024
+"""The most bytes of a stored output one `resources/read` returns. The official client refuses a
+streamable-HTTP (SSE) event over 1 MiB, and JSON escaping can grow text several times over, so a
+window stays well under that; `_meta.toolout.next` pages through the rest."""
+
 OUTPUT_URI_PREFIX = "toolout://outputs/"
 """A stored output's resource URI is this prefix plus its handle (`toolout://outputs/{handle}`)."""
 

@@ -76,10 +76,9 @@ class Proxy:
         self.created_session = False
         self._session_lock = anyio.Lock()
 
-    async def check_routes(self) -> None:
-        """Parse `--route` against the upstream's tools (`ToolDefinitionError` for an unknown tool)."""
-        if self.config.route_text is None:
-            return
+    async def start(self) -> None:
+        """Connect to the upstream and parse `--route` against its tools, before serving: a wrong command or
+        URL, or a route for a tool the upstream lacks (`ToolDefinitionError`), stops the proxy with a message."""
         names = [tool.name for tool in await self.upstream.list_tools()]
         self.routes = parse_routes(self.config.route_text, names)
 
@@ -165,7 +164,7 @@ async def running_proxy(config: ProxyConfig) -> AsyncIterator[Proxy]:
     """The upstream connected, the routes checked, the service client open; all closed on exit."""
     async with Upstream(config.upstream) as upstream, AsyncToolOutClient(config.api_url, api_key=config.api_key) as c:
         proxy = Proxy(config, upstream, c)
-        await proxy.check_routes()
+        await proxy.start()
         try:
             yield proxy
         finally:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import shlex
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -183,10 +183,3 @@ def _relay(report: Progress) -> ProgressFnT:
         await report(progress, total, message)
 
     return relay
-
-
-def split_upstream(arguments: Sequence[str]) -> tuple[str, ...]:
-    """The upstream command after `--` (as MCP configs write it), or one `--upstream-cmd` string split like a shell."""
-    if len(arguments) == 1:
-        return tuple(shlex.split(arguments[0]))
-    return tuple(arguments)

@@ -61,6 +61,7 @@ class Endpoints:
     delete_session = endpoint(output_calls.delete_session)
     store = endpoint(output_calls.store)
     output = endpoint(output_calls.output)
+    content = endpoint(output_calls.content)
     read = endpoint(output_calls.read)
     grep = endpoint(output_calls.grep)
     # extraction jobs

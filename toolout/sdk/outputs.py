@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolout.sdk.plans import Content, Plan, call_json, call_text
+from toolout.sdk.plans import Content, Plan, call_bytes, call_json, call_text
 
 
 def create_session() -> Plan[str]:
@@ -57,6 +57,18 @@ def store(
 def output(handle: str) -> Plan[dict[str, Any]]:
     """A stored output's metadata (bytes, lines, tokens, tool, ...)."""
     return (yield from call_json("GET", f"/v1/outputs/{handle}"))
+
+
+def content(handle: str, *, start: int = 0, length: int | None = None) -> Plan[bytes]:
+    """The stored bytes: all of them, or `length` bytes from `start` (fewer at the end; a `start` past
+    the end is a 416). A multi-byte character may be cut at either end of a range."""
+    if start < 0 or (length is not None and length < 1):
+        raise ValueError(f"a byte range needs start >= 0 and length >= 1, not start={start}, length={length}")
+    if start == 0 and length is None:
+        return (yield from call_bytes("GET", f"/v1/outputs/{handle}/content"))
+    last = "" if length is None else str(start + length - 1)
+    headers = {"Range": f"bytes={start}-{last}"}
+    return (yield from call_bytes("GET", f"/v1/outputs/{handle}/content", headers=headers))
 
 
 def read(handle: str, *, offset: int = 1, limit: int = 2000) -> Plan[str]:

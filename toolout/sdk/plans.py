@@ -43,6 +43,10 @@ def parse_text(response: httpx.Response) -> str:
     return response.text
 
 
+def parse_bytes(response: httpx.Response) -> bytes:
+    return response.content
+
+
 def parse_tool_text(response: httpx.Response) -> ToolText:
     """`buffer_ops`' answer: the text, and whether the header flags it as the model's mistake."""
     return ToolText(response.text, response.headers.get("X-Tool-Error", "").lower() == "true")
@@ -103,6 +107,12 @@ def call_text(method: str, path: str, **request: Any) -> Plan[str]:
     """A request whose answer is plain text."""
     text = yield Request(method, path, parse=parse_text, **request)
     return str(text)
+
+
+def call_bytes(method: str, path: str, **request: Any) -> Plan[bytes]:
+    """A request whose answer is raw bytes (a stored output's content)."""
+    body = yield Request(method, path, parse=parse_bytes, **request)
+    return cast(bytes, body)
 
 
 def call_tool_text(method: str, path: str, **request: Any) -> Plan[ToolText]:

@@ -1,0 +1,133 @@
+"""Stored outputs as MCP resources: listed per session, read by handle, a window of bytes at a time.
+
+URIs (the `resource_link` blocks of tool results use the first):
+
+* `toolout://outputs/{handle}` — the output's text from its start;
+* `toolout://outputs/{handle}/bytes/{offset}` — its text from byte `offset` (the next window).
+
+A read returns at most `max_bytes` (256 KiB by default: `toolout.mcp.DEFAULT_MAX_BYTES` says why) of
+the stored bytes as text, so a 1 GB output cannot flood a client; a window never cuts a UTF-8
+character (it ends before one that does not fit). The content's `_meta["toolout"]` says where the
+window sits: `{"bytes": total size, "offset", "end", "next": URI of the next window or null}`.
+Bytes that are not UTF-8 read as U+FFFD.
+
+`resources/list` lists the session's variables (named by variable name) and files (by path), each
+once, newest versions only; with no session configured (or sent), the list is empty.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import mcp.types as types
+
+from toolout.client import AsyncToolOutClient
+from toolout.mcp import DEFAULT_MAX_BYTES, OUTPUT_URI_PREFIX, output_uri
+
+_URI = re.compile(re.escape(OUTPUT_URI_PREFIX) + r"(?P<handle>[^/?#]+)(?:/bytes/(?P<offset>\d+))?")
+
+
+class BadResourceURI(ValueError):
+    """The URI names no toolout output (the server answers INVALID_PARAMS)."""
+
+
+def window_uri(handle: str, offset: int) -> str:
+    return output_uri(handle) if offset == 0 else f"{output_uri(handle)}/bytes/{offset}"
+
+
+def resource_templates() -> list[types.ResourceTemplate]:
+    return [
+        types.ResourceTemplate(
+            uri_template=f"{OUTPUT_URI_PREFIX}{{handle}}",
+            name="toolout-output",
+            title="A stored tool output",
+            description="A stored output's text by its handle (the first window; `_meta.toolout.next` pages on).",
+            mime_type="text/plain",
+        ),
+        types.ResourceTemplate(
+            uri_template=f"{OUTPUT_URI_PREFIX}{{handle}}/bytes/{{offset}}",
+            name="toolout-output-window",
+            title="A stored tool output, from a byte offset",
+            description="The next window of a stored output's text, from byte `offset`.",
+            mime_type="text/plain",
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class Target:
+    handle: str
+    offset: int
+
+
+def parse_uri(uri: str) -> Target:
+    match = _URI.fullmatch(uri)
+    if match is None:
+        raise BadResourceURI(f"not a toolout output URI: {uri!r} (expected {OUTPUT_URI_PREFIX}{{handle}})")
+    return Target(match["handle"], int(match["offset"] or 0))
+
+
+async def list_outputs(client: AsyncToolOutClient, session_id: str | None) -> list[types.Resource]:
+    """The session's variables and files as resources (nothing without a session)."""
+    if not session_id:
+        return []
+    found = [_variable_resource(item) for item in await client.variables(session_id)]
+    found += [_file_resource(item) for item in await client.files(session_id)]
+    unique = {resource.uri: resource for resource in reversed(found)}
+    return list(reversed(unique.values()))
+
+
+def _variable_resource(item: dict[str, Any]) -> types.Resource:
+    description = f"variable ${item['name']} from {item['tool']}: {item['tokens']:,} tokens. {item['preview']}"
+    return _resource(item, item["name"], description)
+
+
+def _file_resource(item: dict[str, Any]) -> types.Resource:
+    return _resource(item, item["path"], f"session file {item['path']}")
+
+
+def _resource(item: dict[str, Any], name: str, description: str) -> types.Resource:
+    return types.Resource(
+        uri=output_uri(item["handle"]),
+        name=name,
+        description=description,
+        mime_type=item.get("content_type") or "text/plain",
+        size=item["bytes"],
+    )
+
+
+async def read_output(
+    client: AsyncToolOutClient, uri: str, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> types.ReadResourceResult:
+    """One window of a stored output's text (see the module docstring)."""
+    target = parse_uri(uri)
+    meta = await client.output(target.handle)
+    size = int(meta["bytes"])
+    if target.offset > size:
+        raise BadResourceURI(f"offset {target.offset} is past the end of the {size}-byte output {target.handle}")
+    length = min(max_bytes, size - target.offset)
+    data = await client.content(target.handle, start=target.offset, length=length) if length else b""
+    text, used = utf8_prefix(data, at_end=target.offset + len(data) >= size)
+    end = target.offset + used
+    window = {
+        "bytes": size,
+        "offset": target.offset,
+        "end": end,
+        "next": window_uri(target.handle, end) if end < size else None,
+    }
+    contents = types.TextResourceContents(
+        uri=uri, mime_type=meta.get("content_type") or "text/plain", text=text, meta={"toolout": window}
+    )
+    return types.ReadResourceResult(contents=[contents])
+
+
+def utf8_prefix(data: bytes, *, at_end: bool) -> tuple[str, int]:
+    """`data` as text and how many of its bytes that used: a character cut at the end of a window that is
+    not the output's end is left for the next window; invalid bytes become U+FFFD."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text = decoder.decode(data, final=at_end)
+    pending, _ = decoder.getstate()
+    return text, len(data) - len(pending)
