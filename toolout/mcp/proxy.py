@@ -10,7 +10,9 @@ on stdio, or a URL; `toolout.mcp.upstream`):
   (`tool_output`, `tool_output_cache`, `tool_output_cache_grep`, `buffer_ops`, from `toolout.mcp.tools`);
 * `tools/call` on an upstream tool: the upstream's result, through `toolout.mcp.results.shrink`
   (small: unchanged; oversized: the too-large message and a `resource_link`; routed: the manifest);
-* `tools/call` on a toolout tool: answered by the toolout service, in the proxy's session.
+* `tools/call` on a toolout tool: answered by the toolout service, in the proxy's session;
+* resources and prompts: the upstream's, plus the stored outputs as `toolout://outputs/...`
+  resources, so a `resource_link` can be read (`toolout.mcp.passthrough`).
 
 Routes are seed 003 `@tools` text (`toolout.toolkit.routes`); a route naming a tool the upstream does
 not have stops the proxy at startup, as it stops a toolkit (a typo would silently leave it inline).
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -29,11 +31,12 @@ import anyio
 import httpx
 from mcp import types
 from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from extraction.output_routing import OutputRoute
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
+from toolout.mcp import passthrough
+from toolout.mcp.passthrough import service_call, unavailable
 from toolout.mcp.results import StorePolicy, Upload, shrink, unstamped
 from toolout.mcp.tools import Progress, call_toolout_tool, is_toolout_tool, toolout_tools
 from toolout.mcp.upstream import Upstream, UpstreamSpec
@@ -60,10 +63,6 @@ class ProxyConfig:
         """The `--route` options as one `@tools` directive text (None when there are none)."""
         lines = [text if text.lstrip().startswith("@tools") else f"@tools {text}" for text in self.routes]
         return "\n".join(lines) or None
-
-
-class ToolOutUnavailable(MCPError):
-    """The toolout service could not store an output (5xx or unreachable): the result is not passed through."""
 
 
 class Proxy:
@@ -97,7 +96,7 @@ class Proxy:
         """
         if is_toolout_tool(name):
             session = await self.session()
-            return await _service(
+            return await service_call(
                 name, call_toolout_tool(self.client, name, arguments, progress=progress, session_id=session)
             )
         result = unstamped(await self.upstream.call_tool(name, arguments, progress=progress))
@@ -105,7 +104,7 @@ class Proxy:
             return result
         upload = Upload(await self.session(), name, arguments, self.routes.get(name), self.config.store)
         try:
-            return await _service(name, shrink(self.client, result, upload))
+            return await service_call(name, shrink(self.client, result, upload))
         except ToolOutAPIError as exc:  # a 4xx: this output cannot be stored (e.g. over the upload limit)
             text = f'Error storing the output of tool "{name}": {exc.message}'
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
@@ -117,7 +116,7 @@ class Proxy:
                 try:
                     self.session_id = await self.client.create_session()
                 except (ToolOutAPIError, httpx.HTTPError) as exc:
-                    raise _unavailable("creating a session", exc) from exc
+                    raise unavailable("creating a session", exc) from exc
                 self.created_session = True
             return self.session_id
 
@@ -127,23 +126,6 @@ class Proxy:
             with contextlib.suppress(ToolOutAPIError, httpx.HTTPError):
                 await self.client.delete_session(self.session_id)
             self.created_session = False
-
-
-async def _service(what: str, work: Awaitable[T]) -> T:
-    """`work` on the service: a 5xx or an unreachable service is `ToolOutUnavailable`; a 4xx propagates."""
-    try:
-        return await work
-    except ToolOutAPIError as exc:
-        if exc.status >= 500:
-            raise _unavailable(what, exc) from exc
-        raise
-    except httpx.HTTPError as exc:
-        raise _unavailable(what, exc) from exc
-
-
-def _unavailable(what: str, exc: Exception) -> ToolOutUnavailable:
-    detail = exc.message if isinstance(exc, ToolOutAPIError) else str(exc) or type(exc).__name__
-    return ToolOutUnavailable(types.INTERNAL_ERROR, f"the toolout service is unavailable ({what}): {detail}")
 
 
 def build_server(proxy: Proxy) -> Server[Any]:
@@ -156,7 +138,35 @@ def build_server(proxy: Proxy) -> Server[Any]:
         progress = ctx.session.report_progress if progress_token_from_params(ctx.params) is not None else None
         return await proxy.call_tool(params.name, params.arguments, progress)
 
-    return Server(SERVER_NAME, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    up, client = proxy.upstream, proxy.client
+
+    async def on_list_resources(_ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        return await passthrough.list_resources(up, client, await proxy.session(), params)
+
+    async def on_list_templates(
+        _ctx: Any, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return await passthrough.list_resource_templates(up, params)
+
+    async def on_read_resource(_ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        return await passthrough.read_resource(up, client, params)
+
+    async def on_list_prompts(_ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+        return await passthrough.list_prompts(up, params)
+
+    async def on_get_prompt(_ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        return await passthrough.get_prompt(up, params)
+
+    return Server(
+        SERVER_NAME,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        on_list_resources=on_list_resources,
+        on_list_resource_templates=on_list_templates,
+        on_read_resource=on_read_resource,
+        on_list_prompts=on_list_prompts,
+        on_get_prompt=on_get_prompt,
+    )
 
 
 @contextlib.asynccontextmanager

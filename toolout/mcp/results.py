@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from mcp import types
 
@@ -35,6 +35,7 @@ from toolout.toolkit.call_pipeline import header_arguments, payload
 from toolout.toolkit.results import TextResult
 
 StorePolicy = Literal["if_oversized", "always"]
+R = TypeVar("R", bound=types.Result)
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,9 @@ class Upload:
     store: StorePolicy = "if_oversized"
 
 
-def unstamped(result: types.CallToolResult) -> types.CallToolResult:
+def unstamped(result: R) -> R:
     """`result` without the upstream's `serverInfo` stamp (2026-07-28 `_meta`): the proxy's client talks to
-    the proxy, whose SDK stamps its own; the rest of `_meta` belongs to the tool and passes through."""
+    the proxy, whose SDK stamps its own; the rest of `_meta` belongs to the upstream and passes through."""
     meta = result.meta or {}
     if types.SERVER_INFO_META_KEY not in meta:
         return result

@@ -18,7 +18,7 @@ import logging
 import shlex
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -30,6 +30,7 @@ from mcp.shared.exceptions import MCPError
 from toolout.mcp.tools import Progress
 
 logger = logging.getLogger(__name__)
+R = TypeVar("R", bound=types.Result)
 CONNECT_TIMEOUT = 60.0
 """Seconds to start the upstream and finish the handshake (an `npx -y` first run downloads the package)."""
 
@@ -100,12 +101,8 @@ class Upstream:
         tools: list[types.Tool] = []
         cursor: str | None = None
         while True:
-            async with self._calling("listing its tools") as client:
-                params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-                page = await client.session.send_request(
-                    types.ListToolsRequest(params=params), types.ListToolsResult,
-                    request_read_timeout_seconds=self.spec.timeout,
-                )  # fmt: skip
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await self.request("listing its tools", types.ListToolsRequest(params=params), types.ListToolsResult)
             tools.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
@@ -118,10 +115,16 @@ class Upstream:
 
         `progress`: called with the upstream's progress notifications for this call.
         """
-        async with self._calling(f"calling {name}") as client:
-            request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+        return await self.request(f"calling {name}", request, types.CallToolResult, progress=progress)
+
+    async def request(
+        self, what: str, request: types.Request[Any, Any], result_type: type[R], *, progress: Progress | None = None
+    ) -> R:
+        """Any request, forwarded as it is; its result parsed as `result_type`, failures as in the module doc."""
+        async with self._calling(what) as client:
             return await client.session.send_request(
-                request, types.CallToolResult, request_read_timeout_seconds=self.spec.timeout,
+                request, result_type, request_read_timeout_seconds=self.spec.timeout,
                 progress_callback=_relay(progress) if progress is not None else None,
             )  # fmt: skip
 

@@ -6,8 +6,8 @@ through the real stack (API + Celery worker + offline model):
 
 * `tools/list`: the filesystem server's tools, field for field, then toolout's four;
 * a small file: the upstream's result byte for byte;
-* a 5 MB log: the exact too-large message and a `resource_link`; `tool_output` through the proxy
-  extracts the planted incident from it;
+* a 5 MB log: the exact too-large message and a `resource_link` (readable through the proxy);
+  `tool_output` through the proxy extracts the planted incident from it, relaying the job's progress;
 * `--route 'read_text_file(output=variable:files)'`: the manifest, and `buffer_ops` reads the file back;
 * the upstream killed mid-session: the next call fails within seconds, and the one after reconnects.
 """
@@ -128,15 +128,16 @@ def test_a_5_mb_file_becomes_the_too_large_message_and_tool_output_extracts_from
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         progress.append(done)
 
-    async def scenario() -> tuple[types.CallToolResult, types.CallToolResult]:
+    async def scenario() -> tuple[types.CallToolResult, types.CallToolResult, types.ReadResourceResult]:
         async with connected(proxy(local_stack.api_url, upstream_argv)) as client:
             big = await client.call_tool("read_text_file", {"path": str(log)})
             handle = links(big)[0].removeprefix("toolout://outputs/")
             request = {"handle": handle, "extract": datasets.POOL_INCIDENT.request}
-            return big, await client.call_tool("tool_output", request, progress_callback=on_progress)
+            abstract = await client.call_tool("tool_output", request, progress_callback=on_progress)
+            return big, abstract, await client.read_resource(links(big)[0])
 
     started = time.monotonic()
-    big, abstract = anyio.run(scenario)
+    big, abstract, window = anyio.run(scenario)
     elapsed = time.monotonic() - started
     [handle_uri] = links(big)
     handle = handle_uri.removeprefix("toolout://outputs/")
@@ -147,6 +148,8 @@ def test_a_5_mb_file_becomes_the_too_large_message_and_tool_output_extracts_from
     [answer] = texts(abstract)
     assert answer.startswith(f"ABSTRACT FROM TOOL OUTPUT read_text_file WITH HANDLE {handle}, STRATEGY:")
     assert datasets.POOL_INCIDENT.needle in answer and links(abstract) == [handle_uri]
+    [head] = window.contents  # the link reads as a resource through the proxy: the log's first window
+    assert isinstance(head, types.TextResourceContents) and log.read_text().startswith(head.text) and head.text
     assert progress and progress == sorted(set(progress))  # the job's progress, relayed by the proxy
     assert elapsed < 240
 

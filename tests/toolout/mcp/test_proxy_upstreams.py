@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from tests.toolout.mcp import tiny_upstream
 from toolout import processes
 from toolout.mcp import output_uri
+from toolout.mcp.resources import resource_templates
 from toolout.toolkit.standard import STANDARD_NAMES
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -98,6 +99,34 @@ def test_an_http_upstream_through_the_proxy(live_api, http_upstream) -> None:
     assert isinstance(refused, MCPError)
     code, text, data = tiny_upstream.REFUSAL
     assert (refused.code, refused.data) == (code, data) and text in refused.message
+
+
+def test_the_upstreams_resources_and_prompts_pass_through_with_the_stored_outputs(live_api, http_upstream) -> None:
+    url, _ = http_upstream
+
+    async def scenario() -> dict[str, object]:
+        async with Client(proxy(live_api.url, "--upstream-url", url), cache=None) as client:
+            big = await client.call_tool("lines", {"count": 3000})
+            [link] = [block for block in big.content if isinstance(block, types.ResourceLink)]
+            return {
+                "link": link.uri,
+                "resources": [str(r.uri) for r in (await client.list_resources()).resources],
+                "templates": [t.uri_template for t in (await client.list_resource_templates()).resource_templates],
+                "greeting": await client.read_resource("tiny://greeting"),
+                "stored": await client.read_resource(link.uri),
+                "prompts": [p.name for p in (await client.list_prompts()).prompts],
+                "haiku": await client.get_prompt("haiku", {"topic": "gateways"}),
+            }
+
+    seen = anyio.run(scenario)
+    assert seen["resources"] == ["tiny://greeting", seen["link"]]  # the upstream's, then the session's outputs
+    assert seen["templates"] == [t.uri_template for t in resource_templates()]
+    greeting, stored, haiku = seen["greeting"], seen["stored"], seen["haiku"]
+    assert isinstance(greeting, types.ReadResourceResult) and greeting.contents[0].text == "hello from tiny"
+    assert isinstance(stored, types.ReadResourceResult) and stored.contents[0].uri == seen["link"]
+    assert stored.contents[0].text == tiny_upstream.numbered_lines(3000)
+    assert seen["prompts"] == ["haiku"]
+    assert isinstance(haiku, types.GetPromptResult) and haiku.messages[0].content.text == "A haiku on gateways"
 
 
 def test_an_upstream_call_over_the_timeout_is_an_error_not_a_hang(live_api) -> None:

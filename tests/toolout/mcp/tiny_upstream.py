@@ -4,7 +4,8 @@
     python tests/toolout/mcp/tiny_upstream.py http PORT        # Streamable HTTP at http://127.0.0.1:PORT/mcp
 
 Tools: `echo` (text back), `lines` (N numbered lines, one planted needle), `sleep` (answers after
-`seconds`, reporting progress), `broken` (a tool error result), `refuse` (a JSON-RPC error), `picture` (an image block).
+`seconds`, reporting progress), `broken` (a tool error result), `refuse` (a JSON-RPC error), `picture` (an image block);
+one resource (`tiny://greeting`) and one prompt (`haiku`).
 """
 
 from __future__ import annotations
@@ -71,8 +72,40 @@ async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) ->
     return types.ListToolsResult(tools=TOOLS)
 
 
+GREETING = types.Resource(uri="tiny://greeting", name="greeting", mime_type="text/plain")
+PROMPT = types.Prompt(name="haiku", description="A haiku about a topic.")
+
+
+async def list_resources(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+    return types.ListResourcesResult(resources=[GREETING])
+
+
+async def read_resource(_ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+    if str(params.uri) != str(GREETING.uri):
+        raise MCPError(-32002, f"no resource {params.uri}")
+    return types.ReadResourceResult(contents=[types.TextResourceContents(uri=params.uri, text="hello from tiny")])
+
+
+async def list_prompts(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=[PROMPT])
+
+
+async def get_prompt(_ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+    topic = (params.arguments or {}).get("topic", "rain")
+    message = types.PromptMessage(role="user", content=types.TextContent(type="text", text=f"A haiku on {topic}"))
+    return types.GetPromptResult(messages=[message])
+
+
 def server() -> Server[Any]:
-    return Server("tiny-upstream", on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "tiny-upstream",
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
 
 
 async def serve_stdio() -> None:
