@@ -28,7 +28,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp import types
 
-from extraction.output_routing import OutputRoute
+from extraction.output_routing import DestinationKind, OutputRoute
 from toolout.client import AsyncToolOutClient
 from toolout.mcp.tools import output_link
 from toolout.toolkit.call_pipeline import header_arguments, payload
@@ -99,7 +99,7 @@ async def shrink(client: AsyncToolOutClient, result: types.CallToolResult, uploa
 
 def _discard(route: OutputRoute | None) -> str | None:
     """`output=discard` is a route too (stored nowhere, the model sees the manifest)."""
-    return str(route.output) if route is not None and route.output.kind.value == "discard" else None
+    return str(route.output) if route is not None and route.output.kind is DestinationKind.DISCARD else None
 
 
 def replaced(result: types.CallToolResult, text: str, message: str, handle: str | None) -> types.CallToolResult:

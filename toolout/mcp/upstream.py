@@ -96,6 +96,11 @@ class Upstream:
         assert self._tasks is not None
         await self._tasks.__aexit__(None, None, None)
 
+    @property
+    def instructions(self) -> str | None:
+        """The instructions the upstream gave at its handshake (None before connecting, or when it gave none)."""
+        return self._client.instructions if self._client is not None else None
+
     async def list_tools(self) -> list[types.Tool]:
         """Every tool of the upstream (all pages), as the upstream describes it."""
         tools: list[types.Tool] = []

@@ -80,6 +80,17 @@ def test_a_routed_result_becomes_the_manifest() -> None:
     assert result.content[0].text == tool_manifest("fetch", "variable:hits", len("two\nlines"))
 
 
+def test_a_discarded_result_becomes_the_manifest_and_is_stored_nowhere() -> None:
+    service = FakeService()
+    result = shrunk(service, text_result("gone"), route=make_route("discard"))
+    assert [block.type for block in result.content] == ["text"]
+    assert isinstance(result.content[0], types.TextContent) and result.content[0].text == tool_manifest(
+        "fetch", "discard", len("gone")
+    )
+    [session] = service.sessions
+    assert names(service.store_of(session)) == []
+
+
 def test_the_upstreams_server_stamp_is_dropped_and_the_rest_of_meta_kept() -> None:
     stamped = text_result("x").model_copy(
         update={"meta": {types.SERVER_INFO_META_KEY: {"name": "up"}, "example.com/trace": "t1"}}

@@ -25,6 +25,7 @@ from tests.toolout.mcp import tiny_upstream
 from toolout import processes
 from toolout.mcp import output_uri
 from toolout.mcp.resources import resource_templates
+from toolout.mcp.server import INSTRUCTIONS
 from toolout.toolkit.standard import STANDARD_NAMES
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -71,6 +72,7 @@ def test_an_http_upstream_through_the_proxy(live_api, http_upstream) -> None:
     async def scenario() -> dict[str, object]:
         async with Client(proxy(live_api.url, "--upstream-url", url), cache=None) as client:
             seen: dict[str, object] = {"tools": [t.name for t in (await client.list_tools()).tools]}
+            seen["instructions"] = client.instructions
             seen["echo"] = await client.call_tool("echo", {"text": "hi ✓"})
             seen["lines"] = await client.call_tool("lines", {"count": 3000})
             seen["broken"] = await client.call_tool("broken", {})
@@ -83,6 +85,7 @@ def test_an_http_upstream_through_the_proxy(live_api, http_upstream) -> None:
 
     seen = anyio.run(scenario)
     assert seen["tools"] == [tool.name for tool in tiny_upstream.TOOLS] + list(STANDARD_NAMES)
+    assert seen["instructions"] == f"{tiny_upstream.INSTRUCTIONS}\n\n{INSTRUCTIONS}"  # the upstream's, then toolout's
     assert same_result(seen["echo"], tiny_upstream.text("hi ✓"))
     assert same_result(seen["broken"], tiny_upstream.text("the widget is broken", is_error=True))
     picture = seen["picture"]

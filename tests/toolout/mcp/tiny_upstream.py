@@ -73,6 +73,7 @@ async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) ->
 
 
 GREETING = types.Resource(uri="tiny://greeting", name="greeting", mime_type="text/plain")
+INSTRUCTIONS = "Use lines to find the vault code."
 PROMPT = types.Prompt(name="haiku", description="A haiku about a topic.")
 
 
@@ -99,6 +100,7 @@ async def get_prompt(_ctx: Any, params: types.GetPromptRequestParams) -> types.G
 def server() -> Server[Any]:
     return Server(
         "tiny-upstream",
+        instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
