@@ -8,7 +8,9 @@ In an MCP client's configuration, the upstream command follows `--`:
 
 from __future__ import annotations
 
+import os
 import shlex
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
@@ -73,7 +75,14 @@ def _upstream(upstream: list[str], upstream_cmd: str | None, upstream_url: str |
         _usage("--upstream-cmd is empty")
     if timeout <= 0:
         _usage("--timeout must be positive")
-    return UpstreamSpec(command=command, url=upstream_url, timeout=timeout)
+    return UpstreamSpec(command=command, url=upstream_url, timeout=timeout, env=upstream_environment(os.environ))
+
+
+def upstream_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The proxy's environment, for the upstream command: an MCP client sets the env of the server it starts,
+    and here that server is the upstream (a token it needs, say). Not the `TOOLOUT_*` variables: the
+    toolout API key is not the upstream's business."""
+    return {key: value for key, value in environ.items() if not key.startswith("TOOLOUT_")}
 
 
 def _serve(config: ProxyConfig, transport: Transport, host: str, port: int) -> None:

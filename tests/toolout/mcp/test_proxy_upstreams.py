@@ -164,6 +164,19 @@ def test_the_upstreams_progress_reaches_the_client(live_api) -> None:
     assert seen == [(n, steps, f"slept {n}/{steps}") for n in range(1, steps + 1)]
 
 
+def test_the_upstream_command_gets_the_proxys_environment_but_not_the_toolout_key(live_api) -> None:
+    params = proxy(live_api.url, "--", sys.executable, TINY, "stdio")
+    params = params.model_copy(update={"env": {**ENV, "UPSTREAM_TOKEN": "t-123", "TOOLOUT_API_KEY": "tk_secret"}})
+
+    async def scenario() -> list[str]:
+        async with Client(params, cache=None) as client:
+            token = await client.call_tool("getenv", {"name": "UPSTREAM_TOKEN"})
+            key = await client.call_tool("getenv", {"name": "TOOLOUT_API_KEY"})
+            return texts(token) + texts(key)
+
+    assert anyio.run(scenario) == ["t-123", "(unset)"]
+
+
 def test_an_http_upstream_that_went_away_is_an_error_not_a_hang(live_api, http_upstream) -> None:
     url, service = http_upstream
 

@@ -4,12 +4,14 @@
     python tests/toolout/mcp/tiny_upstream.py http PORT        # Streamable HTTP at http://127.0.0.1:PORT/mcp
 
 Tools: `echo` (text back), `lines` (N numbered lines, one planted needle), `sleep` (answers after
-`seconds`, reporting progress), `broken` (a tool error result), `refuse` (a JSON-RPC error), `picture` (an image block);
-one resource (`tiny://greeting`) and one prompt (`haiku`).
+`seconds`, reporting progress), `broken` (a tool error result), `refuse` (a JSON-RPC error),
+`picture` (an image block), `getenv` (this process's environment); one resource
+(`tiny://greeting`) and one prompt (`haiku`).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -25,9 +27,9 @@ STEPS = 3
 REFUSAL = (types.INVALID_PARAMS, "refuse always refuses", {"why": "by design"})
 
 
-def _tool(name: str, description: str, **properties: Any) -> types.Tool:
+def _tool(tool: str, description: str, **properties: Any) -> types.Tool:
     schema = {"type": "object", "properties": properties, "required": list(properties)}
-    return types.Tool(name=name, description=description, input_schema=schema)
+    return types.Tool(name=tool, description=description, input_schema=schema)
 
 
 TOOLS = [
@@ -37,6 +39,7 @@ TOOLS = [
     _tool("broken", "Always an error result."),
     _tool("refuse", "Always a protocol error."),
     _tool("picture", "A one-pixel PNG."),
+    _tool("getenv", "An environment variable of this server's process.", name={"type": "string"}),
 ]
 
 
@@ -63,6 +66,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         return text("the widget is broken", is_error=True)
     if params.name == "refuse":
         raise MCPError(*REFUSAL)
+    if params.name == "getenv":
+        return text(os.environ.get(str(args["name"]), "(unset)"))
     if params.name == "picture":
         return types.CallToolResult(content=[types.ImageContent(type="image", data=PIXEL, mime_type="image/png")])
     raise MCPError(types.METHOD_NOT_FOUND, f"no tool {params.name}")
