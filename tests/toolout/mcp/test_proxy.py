@@ -5,7 +5,7 @@ reference filesystem server from npm (`@modelcontextprotocol/server-filesystem`,
 through the real stack (API + Celery worker + offline model):
 
 * `tools/list`: the filesystem server's tools, field for field, then toolout's four;
-* a small file: the upstream's result byte for byte;
+* a small file, and a missing one (a tool error): the upstream's results byte for byte;
 * a 5 MB log: the exact too-large message and a `resource_link` (readable through the proxy);
   `tool_output` through the proxy extracts the planted incident from it, relaying the job's progress;
 * `--route 'read_text_file(output=variable:files)'`: the manifest, and `buffer_ops` reads the file back;
@@ -104,18 +104,18 @@ def test_the_proxy_lists_the_upstreams_tools_unchanged_then_toolouts(local_stack
     assert [tool.name for tool in listed[len(theirs) :]] == list(STANDARD_NAMES)
 
 
-def test_a_small_file_passes_through_byte_for_byte(local_stack, upstream_argv, files) -> None:
-    arguments = {"path": str(files / "small.txt")}
+def test_a_small_file_and_an_error_pass_through_byte_for_byte(local_stack, upstream_argv, files) -> None:
+    calls = [{"path": str(files / "small.txt")}, {"path": str(files / "missing.txt")}]
 
-    async def scenario() -> tuple[types.CallToolResult, types.CallToolResult]:
+    async def scenario() -> tuple[list[types.CallToolResult], list[types.CallToolResult]]:
         async with connected(upstream_argv) as direct:
-            theirs = await direct.call_tool("read_text_file", arguments)
+            theirs = [await direct.call_tool("read_text_file", arguments) for arguments in calls]
         async with connected(proxy(local_stack.api_url, upstream_argv), mode="legacy") as client:
-            return theirs, await client.call_tool("read_text_file", arguments)
+            return theirs, [await client.call_tool("read_text_file", arguments) for arguments in calls]
 
     theirs, proxied = anyio.run(scenario)
-    assert texts(theirs) == [SMALL_TEXT]
-    assert proxied.model_dump_json(by_alias=True) == theirs.model_dump_json(by_alias=True)
+    assert texts(theirs[0]) == [SMALL_TEXT] and theirs[1].is_error and "missing.txt" in texts(theirs[1])[0]
+    assert [r.model_dump_json(by_alias=True) for r in proxied] == [r.model_dump_json(by_alias=True) for r in theirs]
 
 
 def test_a_5_mb_file_becomes_the_too_large_message_and_tool_output_extracts_from_it(
