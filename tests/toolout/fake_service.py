@@ -118,6 +118,8 @@ class FakeService:
             ("GET", s + "/search", self.search),
             ("POST", s + r"/variables/([^/]+)/export", self.export),
             ("POST", r"/v1/routing/parse", self.parse_routing),
+            ("GET", r"/v1/outputs/([^/]+)", self.output_meta),
+            ("GET", r"/v1/outputs/([^/]+)/content", self.content),
             ("GET", r"/v1/outputs/([^/]+)/lines", self.read_lines),
             ("GET", r"/v1/outputs/([^/]+)/grep", self.grep),
             ("POST", r"/v1/extractions", self.submit),
@@ -301,6 +303,26 @@ class FakeService:
         return httpx.Response(200, json=spec.model_dump(mode="json"))
 
     # --- outputs and extraction jobs --------------------------------------------------------------
+    def output_meta(self, request: httpx.Request, handle: str) -> httpx.Response:
+        if handle not in self.outputs:
+            return error(404, "not_found", f"no output {handle}")
+        stored = self.outputs[handle]
+        meta = {"handle": handle, "bytes": len(stored.text.encode()), "tool_name": stored.tool}
+        return httpx.Response(200, json=meta | {"content_type": stored.content_type})
+
+    def content(self, request: httpx.Request, handle: str) -> httpx.Response:
+        """The bytes, or one `bytes=a-b` / `bytes=a-` range of them (206), as the real endpoint serves them."""
+        if handle not in self.outputs:
+            return error(404, "not_found", f"no output {handle}")
+        data = self.outputs[handle].text.encode()
+        match = re.fullmatch(r"bytes=(\d+)-(\d*)", request.headers.get("Range", ""))
+        if match is None:
+            return httpx.Response(200, content=data)
+        start, end = int(match[1]), int(match[2]) + 1 if match[2] else len(data)
+        if start >= len(data):
+            return error(416, "range_not_satisfiable", f"range starts past the {len(data)}-byte output")
+        return httpx.Response(206, content=data[start:end])
+
     def read_lines(self, request: httpx.Request, handle: str) -> httpx.Response:
         if handle not in self.outputs:
             return error(404, "not_found", f"no output {handle}")

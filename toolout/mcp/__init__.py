@@ -20,5 +20,9 @@ OUTPUT_URI_PREFIX = "toolout://outputs/"
 """A stored output's resource URI is this prefix plus its handle (`toolout://outputs/{handle}`)."""
 
 
+SESSION_URI_PREFIX = "toolout://sessions/"
+"""A session's resource URI is this prefix plus its id: its outputs as a JSON listing."""
+
+
 def output_uri(handle: str) -> str:
     return f"{OUTPUT_URI_PREFIX}{handle}"

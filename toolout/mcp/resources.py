@@ -3,7 +3,9 @@
 URIs (the `resource_link` blocks of tool results use the first):
 
 * `toolout://outputs/{handle}` — the output's text from its start;
-* `toolout://outputs/{handle}/bytes/{offset}` — its text from byte `offset` (the next window).
+* `toolout://outputs/{handle}/bytes/{offset}` — its text from byte `offset` (the next window);
+* `toolout://sessions/{session_id}` — any session's outputs, as the JSON of what `resources/list`
+  would list for it (`{"session_id", "resources": [{uri, name, description, mimeType, size}]}`).
 
 A read returns at most `max_bytes` (256 KiB by default: `toolout.mcp.DEFAULT_MAX_BYTES` says why) of
 the stored bytes as text, so a 1 GB output cannot flood a client; a window never cuts a UTF-8
@@ -18,6 +20,7 @@ once, newest versions only; with no session configured (or sent), the list is em
 from __future__ import annotations
 
 import codecs
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +28,9 @@ from typing import Any
 import mcp.types as types
 
 from toolout.client import AsyncToolOutClient
-from toolout.mcp import DEFAULT_MAX_BYTES, OUTPUT_URI_PREFIX, output_uri
+from toolout.mcp import DEFAULT_MAX_BYTES, OUTPUT_URI_PREFIX, SESSION_URI_PREFIX, output_uri
 
+_SESSION_URI = re.compile(re.escape(SESSION_URI_PREFIX) + r"(?P<session>[^/?#]+)")
 _URI = re.compile(re.escape(OUTPUT_URI_PREFIX) + r"(?P<handle>[^/?#]+)(?:/bytes/(?P<offset>\d+))?")
 
 
@@ -54,6 +58,13 @@ def resource_templates() -> list[types.ResourceTemplate]:
             description="The next window of a stored output's text, from byte `offset`.",
             mime_type="text/plain",
         ),
+        types.ResourceTemplate(
+            uri_template=f"{SESSION_URI_PREFIX}{{session_id}}",
+            name="toolout-session",
+            title="A session's stored outputs",
+            description="The outputs of any session (its variables and files) as JSON: each one's URI, name and size.",
+            mime_type="application/json",
+        ),
     ]
 
 
@@ -66,7 +77,8 @@ class Target:
 def parse_uri(uri: str) -> Target:
     match = _URI.fullmatch(uri)
     if match is None:
-        raise BadResourceURI(f"not a toolout output URI: {uri!r} (expected {OUTPUT_URI_PREFIX}{{handle}})")
+        expected = f"{OUTPUT_URI_PREFIX}{{handle}} or {SESSION_URI_PREFIX}{{session_id}}"
+        raise BadResourceURI(f"not a toolout resource URI: {uri!r} (expected {expected})")
     return Target(match["handle"], int(match["offset"] or 0))
 
 
@@ -75,7 +87,7 @@ async def list_outputs(client: AsyncToolOutClient, session_id: str | None) -> li
     if not session_id:
         return []
     found = [_variable_resource(item) for item in await client.variables(session_id)]
-    found += [_file_resource(item) for item in await client.files(session_id)]
+    found += [_file_resource(item) for item in await client.files(session_id) if item.get("handle")]
     unique = {resource.uri: resource for resource in reversed(found)}
     return list(reversed(unique.values()))
 
@@ -99,11 +111,31 @@ def _resource(item: dict[str, Any], name: str, description: str) -> types.Resour
     )
 
 
-async def read_output(
+async def read_resource(
     client: AsyncToolOutClient, uri: str, *, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> types.ReadResourceResult:
-    """One window of a stored output's text (see the module docstring)."""
-    target = parse_uri(uri)
+    """A session's listing or one window of a stored output's text (see the module docstring)."""
+    session = _SESSION_URI.fullmatch(uri)
+    if session is not None:
+        return await read_session(client, uri, session["session"])
+    return await read_output(client, parse_uri(uri), uri, max_bytes=max_bytes)
+
+
+async def read_session(client: AsyncToolOutClient, uri: str, session_id: str) -> types.ReadResourceResult:
+    listed = [
+        item.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for item in await list_outputs(client, session_id)
+    ]
+    text = json.dumps({"session_id": session_id, "resources": listed}, ensure_ascii=False, indent=2)
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=text)]
+    )
+
+
+async def read_output(
+    client: AsyncToolOutClient, target: Target, uri: str, *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> types.ReadResourceResult:
+    """One window of a stored output's text."""
     meta = await client.output(target.handle)
     size = int(meta["bytes"])
     if target.offset > size:

@@ -1,10 +1,11 @@
 """`toolout mcp`: an MCP server (the official SDK's low-level `Server`) in front of the toolout API.
 
 * tools — the four toolout tools (`toolout.mcp.tools`): `tools/call` answers through the API;
-  `tool_output` sends `notifications/progress` when the request carries a progress token.
+  `tool_output` sends `notifications/progress` (the SDK drops them unless the request carries a
+  progress token).
 * resources — the stored outputs (`toolout.mcp.resources`): `resources/list` lists the session's
-  variables and files, two templates address any output by handle, `resources/read` returns a
-  window of its text.
+  variables and files, two templates address any output by handle (`resources/read` returns a
+  window of its text), a third any session (its listing, as JSON).
 * transports — stdio (one client, the API key from `--api-key` / `TOOLOUT_API_KEY`) or streamable
   HTTP at `/mcp` (many clients: each request's `Authorization: Bearer <key>` is forwarded as its
   toolout API key, `X-Toolout-Session` picks its session; the server's own key and session are the
@@ -18,7 +19,7 @@ tool or a bad resource URI is INVALID_PARAMS; an unknown handle read as a resour
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -27,12 +28,11 @@ import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
-from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp.types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
 from toolout.mcp import DEFAULT_MAX_BYTES
-from toolout.mcp.resources import BadResourceURI, list_outputs, read_output, resource_templates
+from toolout.mcp.resources import BadResourceURI, list_outputs, read_resource, resource_templates
 from toolout.mcp.tools import DEFAULT_TIMEOUT, UnknownToolError, call_toolout_tool, toolout_tools
 
 RESOURCE_NOT_FOUND = -32002
@@ -64,11 +64,20 @@ class Caller:
     session_id: str | None
 
 
+Connect = Callable[[str, str | None], AsyncToolOutClient]
+"""`connect(api_url, api_key)`: a new API client (tests pass one bound to a fake service)."""
+
+
+def _connect(api_url: str, api_key: str | None) -> AsyncToolOutClient:
+    return AsyncToolOutClient(api_url, api_key=api_key)
+
+
 class Backend:
     """The API clients, one per API key (HTTP callers bring their own), closed with the server."""
 
-    def __init__(self, config: ServerConfig) -> None:
+    def __init__(self, config: ServerConfig, connect: Connect = _connect) -> None:
         self.config = config
+        self._connect = connect
         self._clients: dict[str | None, AsyncToolOutClient] = {}
 
     def caller(self, ctx: Context) -> Caller:
@@ -79,7 +88,7 @@ class Backend:
 
     def _client(self, api_key: str | None) -> AsyncToolOutClient:
         if api_key not in self._clients:
-            self._clients[api_key] = AsyncToolOutClient(self.config.api_url, api_key=api_key)
+            self._clients[api_key] = self._connect(self.config.api_url, api_key)
         return self._clients[api_key]
 
     async def aclose(self) -> None:
@@ -102,12 +111,11 @@ def build_server(backend: Backend) -> Server[Any]:
 
     async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         caller = backend.caller(ctx)
-        progress = ctx.session.report_progress if progress_token_from_params(ctx.params) is not None else None
         call = call_toolout_tool(
             caller.client,
             params.name,
             params.arguments,
-            progress=progress,
+            progress=ctx.session.report_progress,  # a no-op unless the caller asked for progress
             session_id=caller.session_id,
             timeout=config.timeout,
         )
@@ -124,8 +132,8 @@ def build_server(backend: Backend) -> Server[Any]:
     ) -> types.ListResourceTemplatesResult:
         return types.ListResourceTemplatesResult(resource_templates=resource_templates())
 
-    async def read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        read = read_output(backend.caller(ctx).client, params.uri, max_bytes=config.max_resource_bytes)
+    async def read(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        read = read_resource(backend.caller(ctx).client, params.uri, max_bytes=config.max_resource_bytes)
         return await _translated(read, config.api_url, not_found=RESOURCE_NOT_FOUND)
 
     return Server(
@@ -136,7 +144,7 @@ def build_server(backend: Backend) -> Server[Any]:
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_list_resource_templates=list_templates,
-        on_read_resource=read_resource,
+        on_read_resource=read,
     )
 
 

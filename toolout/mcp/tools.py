@@ -25,12 +25,15 @@ from typing import Any
 import mcp.types as types
 
 from extraction.buffer_ops import BUFFER_OPS_NAME
+from extraction.tools import TOOL_OUTPUT_NAME
 from toolout.client import AsyncToolOutClient
 from toolout.mcp import output_uri
 from toolout.sdk.jobs import TERMINAL
-from toolout.sdk.plans import Plan, ToolText
+from toolout.sdk.plans import ToolText
 from toolout.toolkit.args import InvalidArguments
 from toolout.toolkit.standard import (
+    CACHE_GREP_NAME,
+    CACHE_NAME,
     STANDARD_NAMES,
     CacheGrepArgs,
     CacheReadArgs,
@@ -43,8 +46,13 @@ from toolout.toolkit.standard import (
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
 """`progress(done, total, message)`: an MCP server passes its request's progress reporter."""
 DEFAULT_TIMEOUT = 600.0
+PROGRESS_POLL_SECONDS = 0.25
+"""How often `tool_output` polls its job when relaying progress (without a `progress` it long-polls)."""
 logger = logging.getLogger(__name__)
-NO_SESSION = "Error: buffer_ops works on a session's variables, and this server has none: start it with --session."
+NO_SESSION = (
+    "Error: buffer_ops works on a session's variables, and none is configured: start the server with --session "
+    "(or send the X-Toolout-Session header)."
+)
 
 
 class UnknownToolError(LookupError):
@@ -60,9 +68,24 @@ def is_toolout_tool(name: str) -> bool:
     return name in STANDARD_NAMES
 
 
+_READ_ONLY: dict[str, Any] = {"read_only_hint": True, "idempotent_hint": True, "open_world_hint": False}
+ANNOTATIONS = {
+    TOOL_OUTPUT_NAME: types.ToolAnnotations(title="Extract from a stored tool output", **_READ_ONLY),
+    CACHE_NAME: types.ToolAnnotations(title="Read a stored tool output", **_READ_ONLY),
+    CACHE_GREP_NAME: types.ToolAnnotations(title="Search a stored tool output", **_READ_ONLY),
+    BUFFER_OPS_NAME: types.ToolAnnotations(
+        title="Work on the session's variables", read_only_hint=False, destructive_hint=False, open_world_hint=False
+    ),
+}
+"""Hints for clients: only `buffer_ops` writes (its `export` adds to a session file); `tool_output` runs a
+job but changes nothing, and an identical call is answered from the service's result cache."""
+
+
 def _mcp_tool(tool: ServiceTool) -> types.Tool:
     description = tool.definition_dict["function"]["description"]
-    return types.Tool(name=tool.name, description=description, input_schema=tool.parameters)
+    return types.Tool(
+        name=tool.name, description=description, input_schema=tool.parameters, annotations=ANNOTATIONS[tool.name]
+    )
 
 
 async def call_toolout_tool(
@@ -104,11 +127,8 @@ async def _answer(
         return await client.execute(tool.run(args, session_id, timeout))
     relay = ProgressRelay(progress)
     async with relay.running():
-        return await client.execute(_tool_output_plan(args, timeout, relay))
-
-
-def _tool_output_plan(args: ToolOutputArgs, timeout: float, relay: ProgressRelay) -> Plan[ToolText]:
-    return (yield from tool_output_text(args, timeout=timeout, on_progress=relay.see))
+        plan = tool_output_text(args, timeout=timeout, on_progress=relay.see, poll_interval=PROGRESS_POLL_SECONDS)
+        return await client.execute(plan)
 
 
 def _handle_of(args: Any) -> str | None:

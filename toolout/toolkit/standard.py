@@ -111,11 +111,16 @@ def as_tool_text(plan: Plan[str | ToolText]) -> Plan[ToolText]:
 
 
 def tool_output_text(
-    args: ToolOutputArgs, *, timeout: float, on_progress: Callable[[dict[str, Any]], None] | None = None
+    args: ToolOutputArgs,
+    *,
+    timeout: float,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    poll_interval: float = 0.1,
 ) -> Plan[ToolText]:
-    """The `tool_output` answer as a tool result (a failed extraction is flagged); `on_progress` sees each
-    polled job record (the MCP server relays them as progress notifications)."""
-    plan = jobs.tool_output(args.handle, args.extract, args.mode, timeout=timeout, on_progress=on_progress)
+    """The `tool_output` answer as a tool result (a failed extraction is flagged); `on_progress` sees the
+    job record every `poll_interval` seconds (the MCP server relays them as progress notifications)."""
+    options: dict[str, Any] = {"timeout": timeout, "on_progress": on_progress, "poll_interval": poll_interval}
+    plan = jobs.tool_output(args.handle, args.extract, args.mode, **options)
     text = yield from as_tool_text(plan)
     return ToolText(text.text, text.is_error or text.text.startswith("TOOL_OUTPUT FAILED"))
 

@@ -36,6 +36,7 @@ Connect = Callable[[], AbstractAsyncContextManager[ClientSession]]
 class Served:
     """A stored output and how to open an MCP session with a `toolout mcp` whose session holds it."""
 
+    transport: str
     session_id: str
     handle: str
     content: bytes
@@ -55,11 +56,11 @@ def served(request: pytest.FixtureRequest, local_stack: Any, tmp_path_factory: p
     session, handle, content = _store(local_stack, SEEDS[request.param])
     if request.param == "stdio":
         env = {"TOOLOUT_API_URL": local_stack.api_url, "TOOLOUT_SESSION": session, "TOOLOUT_API_KEY": "dev-key"}
-        yield Served(session, handle, content, lambda: over_stdio(env))
+        yield Served("stdio", session, handle, content, lambda: over_stdio(env))
         return
     headers = {"Authorization": "Bearer dev-key", "X-Toolout-Session": session}
     with http_server({"TOOLOUT_API_URL": local_stack.api_url}, tmp_path_factory.mktemp("mcp-http")) as url:
-        yield Served(session, handle, content, lambda: over_http(url, headers))
+        yield Served("http", session, handle, content, lambda: over_http(url, headers))
 
 
 def run(served: Served, scenario: Callable[[ClientSession], Any]) -> Any:
@@ -88,6 +89,7 @@ def test_lists_the_sessions_outputs_and_the_templates(served: Served) -> None:
     assert [t.uri_template for t in templates.resource_templates] == [
         "toolout://outputs/{handle}",
         "toolout://outputs/{handle}/bytes/{offset}",
+        "toolout://sessions/{session_id}",
     ]
 
 
@@ -112,7 +114,7 @@ def test_tool_output_on_10_mb_reports_progress_and_finds_the_planted_order(serve
     values = [done for done, _, _ in progress]
     assert len(values) >= 1 and values == sorted(set(values)), progress
     assert all(message and " LLM calls · " in message for _, _, message in progress)
-    print(f"tool_output over {served.connect}: {elapsed:.1f}s, {len(progress)} progress notifications: {progress}")
+    print(f"tool_output over {served.transport}: {elapsed:.1f}s, {len(progress)} progress notifications: {progress}")
 
 
 def test_reading_the_resource_window_by_window_gives_the_stored_bytes(served: Served) -> None:

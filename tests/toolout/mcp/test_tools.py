@@ -54,6 +54,8 @@ def test_the_four_tools_carry_the_toolkits_exact_schemas() -> None:
     wire = tools["tool_output"].model_dump(by_alias=True, exclude_none=True)
     assert wire["inputSchema"]["required"] == ["handle", "extract"]
     assert all(is_toolout_tool(name) for name in STANDARD_NAMES) and not is_toolout_tool("Read")
+    read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
+    assert read_only == {"tool_output", "tool_output_cache", "tool_output_cache_grep"}
 
 
 def test_cache_read_returns_numbered_lines_and_links_the_output() -> None:
@@ -163,13 +165,13 @@ def test_a_failing_progress_callback_does_not_fail_the_call() -> None:
 
 PROBE = """
 import json, sys
-import toolout.mcp.tools
+import toolout.mcp.tools, toolout.mcp.resources, toolout.mcp.server
 print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))
 """
 SERVER_PACKAGES = {"fastapi", "celery", "kombu", "redis", "boto3", "botocore", "litellm"}
 
 
-def test_the_tool_layer_loads_no_server_package() -> None:
+def test_the_mcp_package_loads_no_server_package() -> None:
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
     loaded = set(json.loads(out.stdout))
     assert "mcp" in loaded and "httpx" in loaded
