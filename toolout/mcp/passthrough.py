@@ -6,8 +6,8 @@ of a replaced result would point nowhere. So:
 * `resources/list`: the upstream's page as it is; the first page also lists the proxy session's
   stored outputs (`toolout.mcp.resources.list_outputs`);
 * `resources/templates/list`: the upstream's, then toolout's (`toolout://outputs/{handle}`, ...);
-* `resources/read`: a `toolout://outputs/...` URI is read from the service (a window of its text,
-  `toolout.mcp.resources.read_output`); any other URI is the upstream's;
+* `resources/read`: a `toolout://outputs/...` URI is read from the service (a window of its text),
+  and so is `toolout://sessions/{id}` (`toolout.mcp.resources.read_resource`); any other URI is the upstream's;
 * `prompts/list`, `prompts/get`: the upstream's, forwarded.
 
 An upstream without resources or prompts answers METHOD_NOT_FOUND to a list; the list is then empty.
@@ -24,8 +24,9 @@ from mcp import types
 from mcp.shared.exceptions import MCPError
 
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
-from toolout.mcp import OUTPUT_URI_PREFIX
-from toolout.mcp.resources import BadResourceURI, list_outputs, read_output, resource_templates
+from toolout.mcp import OUTPUT_URI_PREFIX, SESSION_URI_PREFIX
+from toolout.mcp.resources import BadResourceURI, list_outputs, resource_templates
+from toolout.mcp.resources import read_resource as read_toolout_resource
 from toolout.mcp.results import unstamped
 from toolout.mcp.upstream import Upstream
 
@@ -74,11 +75,11 @@ async def list_resource_templates(
 async def read_resource(
     upstream: Upstream, client: AsyncToolOutClient, params: types.ReadResourceRequestParams
 ) -> types.ReadResourceResult:
-    if not str(params.uri).startswith(OUTPUT_URI_PREFIX):
+    if not str(params.uri).startswith((OUTPUT_URI_PREFIX, SESSION_URI_PREFIX)):
         request = types.ReadResourceRequest(params=params)
         return unstamped(await upstream.request(f"reading {params.uri}", request, types.ReadResourceResult))
     try:
-        return await service_call(f"reading {params.uri}", read_output(client, str(params.uri)))
+        return await service_call(f"reading {params.uri}", read_toolout_resource(client, str(params.uri)))
     except BadResourceURI as exc:
         raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
     except ToolOutAPIError as exc:
