@@ -23,7 +23,9 @@ from typing import Any, TypeVar
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
 from mcp import Client, types
+from mcp.client import Transport
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
@@ -53,10 +55,11 @@ class UpstreamSpec:
         """How the upstream is named in errors: its command line or its URL."""
         return self.url or shlex.join(self.command)
 
-    def target(self) -> StdioServerParameters | str:
-        """What `mcp.Client` connects to."""
+    def target(self) -> StdioServerParameters | Transport:
+        """What `mcp.Client` connects to. Over HTTP, without the SDK's 1 MiB limit on one server-sent event:
+        a pre-2026-07-28 server sends a tool result as one event, and big results are what the proxy is for."""
         if self.url:
-            return self.url
+            return streamable_http_client(self.url, max_sse_event_size=None)
         return StdioServerParameters(command=self.command[0], args=list(self.command[1:]), env=self.env)
 
 

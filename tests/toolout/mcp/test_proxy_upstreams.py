@@ -38,12 +38,12 @@ def listening(port: int) -> bool:
         return True
 
 
-@pytest.fixture()
-def http_upstream(tmp_path) -> Iterator[tuple[str, processes.Service]]:
-    """The tiny upstream on Streamable HTTP: its URL and its process."""
+@pytest.fixture(params=["http"])
+def http_upstream(request, tmp_path) -> Iterator[tuple[str, processes.Service]]:
+    """The tiny upstream on Streamable HTTP (`http-legacy`: as a server from before 2026-07-28): URL, process."""
     port = processes.free_port()
     service = processes.Service(
-        "tiny-upstream", [sys.executable, TINY, "http", str(port)], ENV, tmp_path / "upstream.log"
+        "tiny-upstream", [sys.executable, TINY, request.param, str(port)], ENV, tmp_path / "upstream.log"
     )
     service.ready = lambda: listening(port)
     with processes.running(service, timeout=30):
@@ -102,6 +102,21 @@ def test_an_http_upstream_through_the_proxy(live_api, http_upstream) -> None:
     assert isinstance(refused, MCPError)
     code, text, data = tiny_upstream.REFUSAL
     assert (refused.code, refused.data) == (code, data) and text in refused.message
+
+
+@pytest.mark.parametrize("http_upstream", ["http", "http-legacy"], indirect=True)
+def test_a_multi_megabyte_result_from_an_http_upstream_is_stored_not_refused(live_api, http_upstream) -> None:
+    url, _ = http_upstream
+    count = 200_000  # about 5.5 MB: as one server-sent event (legacy), over the SDK client's default 1 MiB limit
+
+    async def scenario() -> types.CallToolResult:
+        async with Client(proxy(live_api.url, "--upstream-url", url), cache=None) as client:
+            return await client.call_tool("lines", {"count": count})
+
+    result = anyio.run(scenario)
+    size = len(tiny_upstream.numbered_lines(count).encode())
+    assert size > 4 << 20 and not result.is_error
+    assert texts(result)[0].startswith(f"Tool output is too large ({size} bytes, {count} lines, ")
 
 
 def test_the_upstreams_resources_and_prompts_pass_through_with_the_stored_outputs(live_api, http_upstream) -> None:

@@ -2,6 +2,7 @@
 
     python tests/toolout/mcp/tiny_upstream.py stdio
     python tests/toolout/mcp/tiny_upstream.py http PORT        # Streamable HTTP at http://127.0.0.1:PORT/mcp
+    python tests/toolout/mcp/tiny_upstream.py http-legacy PORT # the same, as a server from before 2026-07-28
 
 Tools: `echo` (text back), `lines` (N numbered lines, one planted needle), `sleep` (answers after
 `seconds`, reporting progress), `broken` (a tool error result), `refuse` (a JSON-RPC error),
@@ -123,14 +124,19 @@ async def serve_stdio() -> None:
         await app.run(read_stream, write_stream, app.create_initialization_options())
 
 
-def serve_http(port: int) -> None:
+def serve_http(port: int, *, legacy: bool = False) -> None:
+    """`legacy`: answer like a server from before 2026-07-28 (no `server/discover`), so clients fall back to
+    the initialize handshake and get results as server-sent events."""
     import uvicorn
 
-    uvicorn.run(server().streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
+    app = server()
+    if legacy:
+        app._request_handlers.pop("server/discover")  # the SDK has no switch for it: this is the test's stand-in
+    uvicorn.run(app.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         anyio.run(serve_stdio)
     else:
-        serve_http(int(sys.argv[2]))
+        serve_http(int(sys.argv[2]), legacy=sys.argv[1] == "http-legacy")
