@@ -3,12 +3,18 @@
 The upstream is `tiny_upstream.py` (one tool per behaviour); the official client talks to the proxy:
 * over HTTP upstream: tools listed, small results unchanged, an oversized one replaced, a tool error
   result and an image passed through as they are, a JSON-RPC error kept (code, message, data);
-* an upstream that does not answer in `--timeout`, or whose HTTP server went away: an MCP error, fast;
+* an HTTP upstream's multi-megabyte result (also as one server-sent event, from a pre-2026 server): stored;
+* the upstream's resources and prompts, its instructions, its progress notifications: passed on;
+* the upstream command's environment: the proxy's, without `TOOLOUT_*`;
+* an upstream that does not answer in `--timeout`, dies during a call, or whose HTTP server went away:
+  an MCP error within seconds;
 * the proxy itself served over Streamable HTTP (`--transport http`).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import sys
 import time
@@ -190,6 +196,28 @@ def test_the_upstream_command_gets_the_proxys_environment_but_not_the_toolout_ke
             return texts(token) + texts(key)
 
     assert anyio.run(scenario) == ["t-123", "(unset)"]
+
+
+def test_an_upstream_that_dies_during_a_call_fails_that_call_at_once(live_api, tmp_path) -> None:
+    pid_file = tmp_path / "upstream.pid"
+    upstream = ["sh", "-c", f'echo $$ > "{pid_file}"; exec "{sys.executable}" "{TINY}" stdio']
+
+    async def scenario() -> tuple[float, MCPError]:
+        async with Client(proxy(live_api.url, "--", *upstream), cache=None) as client, anyio.create_task_group() as tg:
+
+            async def kill_soon() -> None:
+                await anyio.sleep(1)
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+            tg.start_soon(kill_soon)
+            started = time.monotonic()
+            with pytest.raises(MCPError) as failed:
+                with anyio.fail_after(15):
+                    await client.call_tool("sleep", {"seconds": 60})
+            return time.monotonic() - started, failed.value
+
+    elapsed, error = anyio.run(scenario)
+    assert elapsed < 5 and "upstream MCP server" in error.message and "sleep" in error.message
 
 
 def test_an_http_upstream_that_went_away_is_an_error_not_a_hang(live_api, http_upstream) -> None:
