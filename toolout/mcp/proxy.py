@@ -25,7 +25,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import httpx
@@ -45,7 +45,6 @@ from toolout.toolkit.routes import parse_routes
 
 logger = logging.getLogger(__name__)
 SERVER_NAME = "toolout-mcp-proxy"
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -84,8 +83,11 @@ class Proxy:
 
     async def list_tools(self) -> list[types.Tool]:
         """The upstream's tools unchanged, then toolout's (an upstream tool with a toolout name is hidden)."""
-        theirs = [tool for tool in await self.upstream.list_tools() if not is_toolout_tool(tool.name)]
-        return [*theirs, *toolout_tools()]
+        listed = await self.upstream.list_tools()
+        hidden = [tool.name for tool in listed if is_toolout_tool(tool.name)]
+        if hidden:
+            logger.warning("the upstream's tool(s) %s are hidden: toolout's tools have those names", hidden)
+        return [tool for tool in listed if not is_toolout_tool(tool.name)] + toolout_tools()
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, progress: Progress | None = None

@@ -1,8 +1,9 @@
-"""What the proxy does to one upstream result (`toolout.mcp.results`), on the fake service: no processes."""
+"""What the proxy does to one upstream result (`toolout.mcp.results`) and to the tool list, on the fake service."""
 
 from __future__ import annotations
 
 import anyio
+import pytest
 from mcp import types
 
 from extraction.manifest import tool_manifest
@@ -12,6 +13,7 @@ from extraction.stats import measure
 from tests.toolout.fake_service import FakeService, names
 from toolout.mcp import output_uri
 from toolout.mcp.results import Upload, result_text, shrink, unstamped
+from toolout.toolkit.standard import STANDARD_NAMES
 
 BIG = "\n".join(f"row {n}: nothing here" for n in range(3000))
 
@@ -98,3 +100,31 @@ def test_the_upstreams_server_stamp_is_dropped_and_the_rest_of_meta_kept() -> No
     assert unstamped(stamped).meta == {"example.com/trace": "t1"}
     plain = text_result("x")
     assert unstamped(plain) is plain
+
+
+class ListingUpstream:
+    """Stands in for `toolout.mcp.upstream.Upstream` where only its tool list matters."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    async def list_tools(self) -> list[types.Tool]:
+        return [types.Tool(name=name, input_schema={"type": "object"}) for name in self.names]
+
+
+def test_an_upstream_tool_named_like_a_toolout_tool_is_hidden_and_routes_are_checked_against_the_upstream() -> None:
+    from toolout.mcp.proxy import Proxy, ProxyConfig
+    from toolout.mcp.upstream import UpstreamSpec
+    from toolout.toolkit.errors import ToolDefinitionError
+
+    config = ProxyConfig(UpstreamSpec(url="http://x/mcp"), "http://api", routes=("search(output=variable:hits)",))
+    upstream = ListingUpstream(["search", "tool_output"])
+    proxy = Proxy(config, upstream, FakeService().async_client())  # type: ignore[arg-type]
+    anyio.run(proxy.start)
+    listed = [tool.name for tool in anyio.run(proxy.list_tools)]
+    assert listed == ["search", *STANDARD_NAMES]
+    assert proxy.routes["search"] == make_route("variable:hits")
+    wrong = Proxy(ProxyConfig(UpstreamSpec(url="http://x/mcp"), "http://api", routes=("serch(output=discard)",)),
+                  upstream, FakeService().async_client())  # type: ignore[arg-type]  # fmt: skip
+    with pytest.raises(ToolDefinitionError, match=r"unknown tool\(s\) \['serch'\]"):
+        anyio.run(wrong.start)
