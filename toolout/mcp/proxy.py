@@ -38,7 +38,7 @@ from toolout.client import AsyncToolOutClient, ToolOutAPIError
 from toolout.mcp import passthrough
 from toolout.mcp.passthrough import service_call, unavailable
 from toolout.mcp.results import StorePolicy, Upload, shrink, unstamped
-from toolout.mcp.server import INSTRUCTIONS
+from toolout.mcp.server import INSTRUCTIONS, package_version
 from toolout.mcp.tools import Progress, call_toolout_tool, is_toolout_tool, toolout_tools
 from toolout.mcp.upstream import Upstream, UpstreamSpec
 from toolout.toolkit.routes import parse_routes
@@ -162,6 +162,7 @@ def build_server(proxy: Proxy) -> Server[Any]:
 
     return Server(
         SERVER_NAME,
+        version=package_version(),
         instructions="\n\n".join(text for text in (up.instructions, INSTRUCTIONS) if text),
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,

@@ -138,7 +138,7 @@ def build_server(backend: Backend) -> Server[Any]:
 
     return Server(
         "toolout",
-        version=_version(),
+        version=package_version(),
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -162,7 +162,8 @@ async def _translated(work: Awaitable[T], api_url: str, *, not_found: int = INVA
         raise MCPError(INTERNAL_ERROR, f"cannot reach the toolout API at {api_url}: {exc}") from exc
 
 
-def _version() -> str:
+def package_version() -> str:
+    """toolout's installed version, for the serverInfo both MCP servers announce."""
     from importlib.metadata import PackageNotFoundError, version
 
     with contextlib.suppress(PackageNotFoundError):
