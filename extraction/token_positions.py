@@ -77,9 +77,9 @@ def token_boundaries(raw: bytes, start: int, encoding_name: str, *, with_table: 
         lengths = map(token_byte_lengths(encoding_name).__getitem__, tokens)
     else:
         lengths = map(len, encoding.decode_tokens_bytes(tokens))
-    relative: Iterable[int] = accumulate(lengths, initial=0)
-    if invalid:
-        relative = map(raw_offset_mapper(invalid_byte_positions(raw)), relative)
+    if not invalid:  # the common case: absolute offsets straight from the lengths (no per-token Python step)
+        return list(accumulate(lengths, initial=start))
+    relative: Iterable[int] = map(raw_offset_mapper(invalid_byte_positions(raw)), accumulate(lengths, initial=0))
     return [start + offset for offset in relative]
 
 
