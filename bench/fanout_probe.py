@@ -35,7 +35,10 @@ from celery.signals import before_task_publish, task_postrun, task_prerun
 import infra.llm
 import workers.pipeline
 import workers.tasks
-from workers.app import app
+from infra.settings import get_settings
+from workers.main import build_worker
+
+app, _ = build_worker(get_settings())  # an entry point for `celery -A`: building the app here is its job
 
 __all__ = ["app"]
 

@@ -24,10 +24,11 @@ def script_names() -> dict[str, str]:
     import celery.backends.redis as backend
     import kombu.transport.redis as transport
 
-    from infra import jobstore_lua
+    from infra.jobstore.redis import _SCRIPTS
+    from infra.lua import lua_source
 
-    names = {}
-    for label, module in (("lua", jobstore_lua), ("celery lua", backend), ("kombu lua", transport)):
+    names = {hashlib.sha1(lua_source("infra.jobstore", name).encode()).hexdigest(): f"lua {name}" for name in _SCRIPTS}
+    for label, module in (("celery lua", backend), ("kombu lua", transport)):
         for name, text in vars(module).items():
             if name.isupper() and isinstance(text, str) and ("redis.call" in text or "KEYS[" in text):
                 names[hashlib.sha1(text.encode()).hexdigest()] = f"{label} {name}"

@@ -24,6 +24,7 @@ from extraction.tokens import (
     is_utf8_continuation,
     raw_offset_mapper,
     token_byte_lengths,
+    token_byte_lengths_built,
     utf8_boundary_at_or_before,
 )
 
@@ -33,7 +34,8 @@ RangeReader = Callable[[int, int], bytes]
 CACHED_PIECES = 8
 V = TypeVar("V")
 TABLE_AFTER_PIECES = 200
-"""Pieces a run re-encodes before a token-length table pays for itself (see `token_boundaries`)."""
+"""Pieces a run re-encodes before a token-length table pays for itself (see `token_boundaries`); a process
+that built the table already (a worker, at warm-up) uses it from the first piece."""
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,9 @@ def token_boundaries(raw: bytes, start: int, encoding_name: str, *, with_table: 
         lengths = map(token_byte_lengths(encoding_name).__getitem__, tokens)
     else:
         lengths = map(len, encoding.decode_tokens_bytes(tokens))
-    relative: Iterable[int] = accumulate(lengths, initial=0)
-    if invalid:
-        relative = map(raw_offset_mapper(invalid_byte_positions(raw)), relative)
+    if not invalid:  # the common case: absolute offsets straight from the lengths (no per-token Python step)
+        return list(accumulate(lengths, initial=start))
+    relative: Iterable[int] = map(raw_offset_mapper(invalid_byte_positions(raw)), accumulate(lengths, initial=0))
     return [start + offset for offset in relative]
 
 
@@ -138,8 +140,9 @@ class TokenPositions:
             return self._encoded[piece]
         start = self.index.offsets[piece]
         raw = self.raw(piece)
-        with_table = self.pieces_encoded >= TABLE_AFTER_PIECES
-        encoded = EncodedPiece(start, raw, token_boundaries(raw, start, self.index.encoding, with_table=with_table))
+        encoding = self.index.encoding
+        with_table = self.pieces_encoded >= TABLE_AFTER_PIECES or token_byte_lengths_built(encoding)
+        encoded = EncodedPiece(start, raw, token_boundaries(raw, start, encoding, with_table=with_table))
         self.pieces_encoded += 1
         _remember(self._encoded, piece, encoded)
         return encoded

@@ -109,6 +109,9 @@ def utf8_boundary_at_or_before(data: bytes | bytearray, pos: int, floor: int = 0
     return pos
 
 
+_BUILT_TABLES: set[str] = set()
+
+
 @lru_cache(maxsize=4)
 def token_byte_lengths(encoding_name: str) -> tuple[int, ...]:
     """Byte length of every token id, so token boundaries become byte offsets without decoding."""
@@ -119,4 +122,10 @@ def token_byte_lengths(encoding_name: str) -> tuple[int, ...]:
             lengths.append(len(encoding.decode_single_token_bytes(token)))
         except KeyError:
             lengths.append(0)
+    _BUILT_TABLES.add(encoding_name)
     return tuple(lengths)
+
+
+def token_byte_lengths_built(encoding_name: str) -> bool:
+    """Whether this process already paid for `token_byte_lengths(encoding_name)` (a worker builds it at warm-up)."""
+    return encoding_name in _BUILT_TABLES

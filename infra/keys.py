@@ -70,10 +70,16 @@ def job_tasks(job_id: str) -> str:
     return f"{PREFIX}:job:{job_id}:tasks"
 
 
+def job_fanin(job_id: str) -> str:
+    """Hash: `<level>:expected` and `<level>:then` (the step after that level's parts), and `sent:<attempt>:<level>`
+    claimed with HSETNX by the part that completes the level: our own chord counter, one Lua step per part."""
+    return f"{PREFIX}:job:{job_id}:fanin"
+
+
 def job_keys(job_id: str, max_levels: int) -> list[str]:
     """All keys a job owns (for TTLs and deletion)."""
     levels = [job_reduce(job_id, level) for level in range(max_levels + 1)]
-    return [job(job_id), job_chunks(job_id), job_failures(job_id), job_tasks(job_id), *levels]
+    return [job(job_id), job_chunks(job_id), job_failures(job_id), job_tasks(job_id), job_fanin(job_id), *levels]
 
 
 JOBS_ACTIVE = f"{PREFIX}:jobs:active"

@@ -24,7 +24,7 @@ class CeleryDispatcher:
 
     def submit(self, job_id: str) -> None:
         try:
-            self.celery.send_task(START, args=[job_id], queue="extract", retry=False)
+            self.celery.send_task(START, args=[job_id], queue="extract", retry=False, ignore_result=True)
         except OperationalError as exc:
             raise BackendUnavailable(f"the task broker is unavailable: {exc}", backend="broker") from exc
 
@@ -54,7 +54,7 @@ class CeleryDispatcher:
         if not wants_webhook(self.jobs, job_id):
             return
         try:
-            self.celery.send_task(WEBHOOK, args=[job_id, 1], queue="webhooks", retry=False)
+            self.celery.send_task(WEBHOOK, args=[job_id, 1], queue="webhooks", retry=False, ignore_result=True)
         except OperationalError as exc:
             log.warning("job %s: could not queue its webhook: %s", job_id, exc)
 

@@ -1,7 +1,7 @@
 """The watchdog: no job stays live past its deadline, whatever died underneath.
 
-A chord body that never fires (a map task lost with its worker, a chord counter lost while Redis
-was down), a SIGKILLed worker's unacked tasks (Redis hands them out again only after
+A reduce stage that is never sent (a map task lost with its worker, so its level never settles; the
+fan-in's counts lost while Redis was down), a SIGKILLed worker's unacked tasks (Redis hands them out again only after
 `visibility_timeout_seconds`, an hour by default), a start message lost with the broker: each
 leaves a live job nobody works on. Every `watchdog_interval_seconds` one worker — whichever takes
 that tick's Redis lock — looks at the jobs in `JOBS_ACTIVE` past their deadline and, decided

@@ -127,6 +127,21 @@ class JobStore(Protocol):
         """True for the one caller that takes this tick's lock (it expires after `seconds`, never released)."""
         ...
 
+    # --- fan-in: the step after a level of parts, sent once per attempt --------------------------
+    def expect_parts(self, job_id: str, level: int, expected: int, then: str) -> None:
+        """Before a level's parts are sent: once `expected` parts of `level` are settled (output or failure),
+        `settle_level` hands `then` (the next step, opaque here) to one caller per attempt."""
+        ...
+
+    def settle_level(self, job_id: str, level: int) -> str | None:
+        """Called after each part of `level` settles: the `then` of `expect_parts` for the one caller that
+        finds every part settled in the job's current attempt; None for everyone else, or once the job ended.
+
+        Keyed by attempt, so a job the watchdog re-submits can send its next step again (a twin of the
+        first attempt's, if that one was only slow: every step is idempotent).
+        """
+        ...
+
     # --- results, counted once ----------------------------------------------------------------
     def record_chunk(self, job_id: str, index: int, text: str, usage: Usage) -> bool:
         """Store a map output and count it; a second delivery of the same chunk, or a chunk already

@@ -32,6 +32,10 @@ class _Job:
     failed: set[tuple[int, int]] = field(default_factory=set)
     """(level, index) of parts recorded as failed; level 0 holds the chunks, n ≥ 1 the reduce groups."""
     task_ids: set[str] = field(default_factory=set)
+    fanin: dict[int, tuple[int, str]] = field(default_factory=dict)
+    """level → (parts expected, the step after them), as `expect_parts` stored it."""
+    fanin_sent: set[tuple[int, int]] = field(default_factory=set)
+    """(attempt, level) whose next step was handed out."""
     expires_at: float | None = None
 
 
@@ -148,6 +152,25 @@ class MemoryJobStore(JobStore):
                 return False
             self._tick = (owner, self._clock() + seconds)
             return True
+
+    # --- fan-in -----------------------------------------------------------------------------------
+    def expect_parts(self, job_id: str, level: int, expected: int, then: str) -> None:
+        with self._lock:
+            self._existing(job_id).fanin[level] = (expected, then)
+
+    def settle_level(self, job_id: str, level: int) -> str | None:
+        with self._lock:
+            job = self._job(job_id)
+            if job is None or job.record.status.terminal or level not in job.fanin:
+                return None
+            expected, then = job.fanin[level]
+            at = MAP_LEVEL if level == 0 else level
+            settled = sum(1 for part, _ in job.parts if part == at) + sum(1 for lvl, _ in job.failed if lvl == level)
+            claim = (job.record.attempts, level)
+            if settled < expected or claim in job.fanin_sent:
+                return None
+            job.fanin_sent.add(claim)
+            return then
 
     # --- results, counted once ----------------------------------------------------------------
     def record_chunk(self, job_id: str, index: int, text: str, usage: Usage) -> bool:

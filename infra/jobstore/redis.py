@@ -33,6 +33,7 @@ _SCRIPTS = (
     "reserve_call",
     "retry_overdue",
     "add_usage",
+    "settle_level",
 )
 TOTALS_SEPARATOR = "\x1f"
 
@@ -159,6 +160,20 @@ class RedisJobStore(JobStore):
     def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:
         with redis_errors():
             return bool(self._r.set(keys.WATCHDOG_LOCK, owner, nx=True, px=max(1, int(seconds * 1000))))
+
+    # --- fan-in -----------------------------------------------------------------------------------
+    def expect_parts(self, job_id: str, level: int, expected: int, then: str) -> None:
+        with redis_errors():
+            pipe = self._r.pipeline()
+            pipe.hset(keys.job_fanin(job_id), mapping={f"{level}:expected": expected, f"{level}:then": then})
+            pipe.expire(keys.job_fanin(job_id), self._ttl + self._deadline)
+            pipe.execute()
+
+    def settle_level(self, job_id: str, level: int) -> str | None:
+        outputs = keys.job_chunks(job_id) if level == 0 else keys.job_reduce(job_id, level)
+        job_keys = [keys.job(job_id), outputs, keys.job_failures(job_id), keys.job_fanin(job_id)]
+        then = self._run("settle_level", job_keys, [level])
+        return None if then is None else text(then)
 
     # --- results, counted once ----------------------------------------------------------------
     def record_chunk(self, job_id: str, index: int, text_: str, usage: Usage) -> bool:

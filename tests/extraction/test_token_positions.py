@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from extraction.errors import ExtractionError
 from extraction.stats import measure
 from extraction.token_positions import TokenPositions, token_boundaries
-from extraction.tokens import get_encoding, is_utf8_continuation
+from extraction.tokens import get_encoding, is_utf8_continuation, token_byte_lengths, token_byte_lengths_built
 
 ENCODING = get_encoding("o200k_base")
 mixed_bytes = st.lists(
@@ -97,3 +97,9 @@ def test_a_short_read_means_the_document_changed() -> None:
     positions = TokenPositions(index, lambda a, b: data[a : b - 1])
     with pytest.raises(ExtractionError):
         positions.at_token(index.tokens[1] + 3)
+
+
+def test_a_process_that_built_the_token_length_table_is_known_to_have_it() -> None:
+    """A worker builds it at warm-up; planning then uses it from the first piece instead of after 200."""
+    token_byte_lengths("o200k_base")
+    assert token_byte_lengths_built("o200k_base") and not token_byte_lengths_built("no-such-encoding")

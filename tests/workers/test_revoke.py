@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from celery import chord, group
+import json
 
+from extraction.protocols import Usage
 from infra.jobstore import RedisJobStore
 from infra.redis_client import connect
 from infra.settings import Settings
@@ -40,15 +41,36 @@ def planned_job(make_runtime, mode: str = "full-chunked"):
     return rt, job
 
 
-def test_a_chords_task_ids_are_stored_before_it_is_sent_and_celery_keeps_them(make_runtime) -> None:
+def test_a_fan_outs_task_ids_are_stored_before_it_is_sent_and_celery_keeps_them(make_runtime) -> None:
     rt, job = planned_job(make_runtime)
     celery = celery_for(rt)
     planned = tasks.plan(celery, job.id, pipeline.start(rt, job.id))
     ids = tasks.remember(rt.jobs, job.id, planned)
     header, body = planned
-    frozen = chord(group(header), body).freeze()  # what apply_async sends
     assert len(ids) == rt.jobs.get(job.id).chunks_total + 1
-    assert sorted(ids) == rt.jobs.task_ids(job.id) == sorted([frozen.id, *(r.id for r in frozen.parent.results)])
+    assert sorted(ids) == rt.jobs.task_ids(job.id) == sorted([body.id, *(s.id for s in header)])
+
+
+def test_the_part_that_settles_the_maps_last_sends_the_reduce_stage_once_with_its_remembered_id(
+    make_runtime, monkeypatch
+) -> None:
+    rt, job = planned_job(make_runtime)
+    celery = celery_for(rt)
+    step = pipeline.start(rt, job.id)
+    planned = tasks.plan(celery, job.id, step)
+    tasks.remember(rt.jobs, job.id, planned)
+    tasks.send(celery, rt.jobs, job.id, planned)  # the maps go to kombu's in-memory broker
+    sent: list[tuple[str, dict]] = []
+    monkeypatch.setattr(celery, "send_task", lambda name, **options: sent.append((name, options)))
+    for chunk in step.chunks:
+        tasks.fan_in(celery, rt.jobs, job.id, 0)
+        assert not sent, "nothing is sent while a part is unsettled"
+        rt.jobs.record_chunk(job.id, chunk.index, "found", Usage(calls=1))
+    for _ in range(3):  # the last part, then redeliveries of it
+        tasks.fan_in(celery, rt.jobs, job.id, 0)
+    _, body = planned
+    stage = {"args": json.loads(json.dumps(list(body.args))), "task_id": body.id, "ignore_result": True}
+    assert sent == [("toolout.reduce_stage", stage)] and body.id in rt.jobs.task_ids(job.id)
 
 
 def test_signatures_name_toolouts_tasks_with_the_steps_arguments(make_runtime) -> None:

@@ -369,3 +369,47 @@ def test_unpriced_usage_totals_keep_an_unknown_cost(jobs: JobStore) -> None:
     jobs.add_usage("a", Usage(calls=1, input_tokens=5, output_tokens=1))
     [total] = jobs.usage_totals()
     assert total.usage == Usage(calls=1, input_tokens=5, output_tokens=1, cost_usd=None)
+
+
+# --- fan-in: the step after a level, handed to one settling part per attempt ---------------------
+def test_the_part_that_settles_a_level_last_gets_its_next_step_once(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.expect_parts("j1", 0, 3, "reduce level 0")
+    assert jobs.record_chunk("j1", 0, "a", Usage(calls=1)) and jobs.settle_level("j1", 0) is None
+    assert jobs.record_failure("j1", chunk_failure(1)) and jobs.settle_level("j1", 0) is None
+    assert jobs.record_chunk("j1", 2, "c", Usage(calls=1))
+    assert jobs.settle_level("j1", 0) == "reduce level 0", "two outputs and a failure settle three parts"
+    assert jobs.settle_level("j1", 0) is None, "a redelivered part does not send it again"
+
+
+def test_levels_are_settled_apart_and_a_level_nobody_expects_sends_nothing(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.expect_parts("j1", 1, 2, "stage 1")
+    assert jobs.record_chunk("j1", 0, "a map output", Usage(calls=1)) and jobs.settle_level("j1", 0) is None
+    assert jobs.record_reduce("j1", 1, 0, "group 0", Usage(calls=1)) and jobs.settle_level("j1", 1) is None
+    assert jobs.record_failure("j1", group_failure(2, 0, [0, 1])) and jobs.settle_level("j1", 1) is None
+    assert jobs.record_failure("j1", group_failure(1, 1, [2, 3])) and jobs.settle_level("j1", 1) == "stage 1"
+
+
+def test_a_new_attempt_can_send_the_next_step_again_but_an_ended_job_cannot(jobs: JobStore) -> None:
+    job = new_job(jobs)
+    jobs.expect_parts("j1", 0, 1, "stage 0")
+    assert jobs.record_chunk("j1", 0, "a", Usage(calls=1)) and jobs.settle_level("j1", 0) == "stage 0"
+    assert jobs.retry_overdue("j1", now=job.deadline_at + 1, max_attempts=3) is OverdueAction.RETRY
+    assert jobs.settle_level("j1", 0) == "stage 0" and jobs.settle_level("j1", 0) is None, "once in attempt 2"
+    jobs.cancel("j1")
+    assert jobs.retry_overdue("j1", now=job.deadline_at + 200, max_attempts=3) is OverdueAction.SKIP
+    assert jobs.settle_level("j1", 0) is None and jobs.settle_level("ghost", 0) is None
+
+
+def test_concurrent_last_parts_send_the_next_step_once(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.expect_parts("j1", 0, 16, "stage 0")
+
+    def settle(i: int) -> str | None:
+        jobs.record_chunk("j1", i, f"part {i}", Usage(calls=1))
+        return jobs.settle_level("j1", 0)
+
+    with ThreadPoolExecutor(8) as pool:
+        sent = list(pool.map(settle, [*range(16), *range(16)]))
+    assert [s for s in sent if s is not None] == ["stage 0"]

@@ -1,0 +1,18 @@
+-- Our own chord counter: after a part of a level settles, hand the level's next step to the one caller
+-- that finds every part settled, once per attempt.
+-- KEYS: job, the level's outputs hash, failures hash, fan-in hash. ARGV: level.
+-- Returns the step stored by `expect_parts` for that one caller; false otherwise (parts missing, claimed
+-- already in this attempt, no step expected, or the job ended).
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status or status == 'succeeded' or status == 'failed' or status == 'canceled' then return false end
+local expected = redis.call('HGET', KEYS[4], ARGV[1] .. ':expected')
+if not expected then return false end
+local settled = redis.call('HLEN', KEYS[2])
+local prefix = ARGV[1] .. ':'
+for _, field in ipairs(redis.call('HKEYS', KEYS[3])) do
+  if string.sub(field, 1, #prefix) == prefix then settled = settled + 1 end
+end
+if settled < tonumber(expected) then return false end
+local attempt = redis.call('HGET', KEYS[1], 'attempts') or '1'
+if redis.call('HSETNX', KEYS[4], 'sent:' .. attempt .. ':' .. ARGV[1], '1') == 0 then return false end
+return redis.call('HGET', KEYS[4], ARGV[1] .. ':then')
