@@ -61,17 +61,3 @@ def test_an_upstream_that_cannot_start_is_a_message_not_a_traceback() -> None:
     assert done.returncode == 4, done.stderr
     assert "upstream MCP server (/nonexistent/mcp-server --flag) could not be started" in done.stderr
     assert "Traceback" not in done.stderr
-
-
-PROBE = """
-import json, sys
-import toolout.cli, toolout.mcp.proxy
-print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))
-"""
-
-
-def test_the_proxy_loads_no_server_package() -> None:
-    out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
-    loaded = set(json.loads(out.stdout))
-    assert "mcp" in loaded and "httpx" in loaded
-    assert loaded & {"fastapi", "celery", "kombu", "redis", "boto3", "botocore", "litellm"} == set()

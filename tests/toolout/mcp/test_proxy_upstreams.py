@@ -34,6 +34,9 @@ from toolout.mcp.resources import resource_templates
 from toolout.mcp.server import INSTRUCTIONS
 from toolout.toolkit.standard import STANDARD_NAMES
 
+# Every test here runs the proxy and its upstream as processes (stdio or HTTP servers) against a live API.
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[3]
 TINY = str(Path(tiny_upstream.__file__).resolve())
 ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONPATH": str(ROOT)}

@@ -164,14 +164,17 @@ def test_a_failing_progress_callback_does_not_fail_the_call() -> None:
 
 
 PROBE = """
-import json, sys
-import toolout.mcp.tools, toolout.mcp.resources, toolout.mcp.server
+import importlib, json, pkgutil, sys
+import toolout.cli, toolout.mcp
+for module in pkgutil.iter_modules(toolout.mcp.__path__):
+    importlib.import_module(f"toolout.mcp.{module.name}")
 print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))
 """
 SERVER_PACKAGES = {"fastapi", "celery", "kombu", "redis", "boto3", "botocore", "litellm"}
 
 
 def test_the_mcp_package_loads_no_server_package() -> None:
+    """Every module of toolout.mcp (server, proxy, upstream…) and the CLI, in a fresh interpreter."""
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, check=True)
     loaded = set(json.loads(out.stdout))
     assert "mcp" in loaded and "httpx" in loaded
