@@ -136,6 +136,7 @@ def _estimate(services: Services, output: OutputRecord, body: ExtractionRequest)
         body.mode,
         settings=services.settings,
         blobs=services.blobs,
+        records=services.records,
         limits=services.model_limits(),
     )
 
