@@ -54,6 +54,8 @@ def plan_output_chunks(
     the planner's code: `plan_key`), and agents ask many questions of one output: the job's start
     step and the estimate share one cache, kept with the output record and deleted with it.
     """
+    if output.inline is not None:  # a few hundred bytes: planning them is cheaper than a round trip
+        return plan_fresh(blobs, output, budget, overlap)
     key = plan_key(output, budget, overlap)
     kept = decode_plan(records.chunk_plan(output, key))
     if kept is not None:

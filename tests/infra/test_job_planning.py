@@ -60,3 +60,13 @@ def test_an_unreadable_kept_plan_is_planned_again(rt: SimpleNamespace, caplog: p
     rt.records.keep_chunk_plan(output, plan_key(output, 1000, 0.1), "{not json")
     assert plan_output_chunks(rt.blobs, rt.records, output, 1000, 0.1) == plan_fresh(rt.blobs, output, 1000, 0.1)
     assert "unreadable kept chunk plan" in caplog.text
+
+
+def test_an_inline_output_is_planned_without_the_cache(rt: SimpleNamespace) -> None:
+    """Its bytes are in its record: planning them costs less than a round trip, and it owns no extra storage."""
+    stored = store_output(rt, LINES[:600].encode())
+    inline = stored.model_copy(update={"inline": LINES[:600].encode(), "index_key": None, "lines_key": None})
+    rt.records.put_output(inline)
+    chunks = plan_output_chunks(rt.blobs, rt.records, inline, 300, 0.1)
+    assert chunks == plan_fresh(rt.blobs, inline, 300, 0.1) and len(chunks) >= 1
+    assert rt.records.chunk_plan(inline, plan_key(inline, 300, 0.1)) is None
