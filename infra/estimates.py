@@ -24,7 +24,7 @@ from infra.blobstore import BlobStore
 from infra.errors import BudgetExceeded
 from infra.job_planning import agent_bounds, plan_output_chunks, planning_rules
 from infra.model_info import price_usd
-from infra.records import OutputRecord, session_prefix
+from infra.records import OutputRecord, RecordStore, session_prefix
 from infra.settings import Settings
 
 Pricer = Callable[[str, int, int], float | None]
@@ -50,6 +50,7 @@ def estimate_extraction(
     *,
     settings: Settings,
     blobs: BlobStore,
+    records: RecordStore,
     limits: ModelLimits,
     price: Pricer = price_usd,
 ) -> ExtractionEstimate:
@@ -70,7 +71,7 @@ def estimate_extraction(
     if decision.mode is Mode.READ_GREP:
         usage = read_grep_usage(output, ctx, settings, limits)
         return _priced(settings, decision, 0, usage, [_BOUNDS_NOTE], price)
-    chunks = plan_output_chunks(blobs, output, budget, rules.chunk_overlap)
+    chunks = plan_output_chunks(blobs, records, output, budget, rules.chunk_overlap)
     usage = estimate.full_chunked(
         chunks, ctx, limits, overlap_percent=rules.overlap_percent, answer_tokens=settings.estimate_answer_tokens
     )

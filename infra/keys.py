@@ -38,6 +38,13 @@ def output(handle: str) -> str:
     return f"{PREFIX}:output:{handle}"
 
 
+def output_plans(handle: str) -> str:
+    """Hash: plan key (planner version, content, encoding, budget, overlap) → the output's chunk plan (JSON).
+
+    Written only while `output(handle)` exists, deleted with it (`RedisRecordStore`)."""
+    return f"{PREFIX}:output:{handle}:plans"
+
+
 RETIRED_OUTPUTS = f"{PREFIX}:outputs:retired"
 """Sorted set: handle of a replaced version → when it was replaced; the sweeper removes them after a grace period."""
 

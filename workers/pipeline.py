@@ -137,7 +137,7 @@ def decide(rt: Runtime, live: LiveJob, budget: int) -> RoutingDecision:
 
 
 def plan_job_chunks(rt: Runtime, live: LiveJob, budget: int) -> list[Chunk]:
-    return plan_output_chunks(rt.blobs, live.output, budget, rt.settings.chunk_overlap)
+    return plan_output_chunks(rt.blobs, rt.records, live.output, budget, rt.settings.chunk_overlap)
 
 
 def finish_truncate(rt: Runtime, live: LiveJob) -> None:

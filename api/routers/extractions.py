@@ -136,6 +136,7 @@ def _estimate(services: Services, output: OutputRecord, body: ExtractionRequest)
         body.mode,
         settings=services.settings,
         blobs=services.blobs,
+        records=services.records,
         limits=services.model_limits(),
     )
 
@@ -144,8 +145,9 @@ def _estimate(services: Services, output: OutputRecord, body: ExtractionRequest)
 def estimate(body: ExtractionRequest, services: ServicesDep, tenant: Tenant) -> EstimateView:
     """What `POST /v1/extractions` with this body would do and cost: route, chunks, calls, tokens, USD.
 
-    Nothing runs and nothing is stored; the numbers come from the same planning the job does (see
-    the README's "Estimates and budgets" for what is exact and what is assumed).
+    Nothing runs and no job is stored; the numbers come from the same planning the job does (see
+    the README's "Estimates and budgets" for what is exact and what is assumed), and the chunk plan
+    it makes is kept with the output, so the job asked next starts without planning again.
     """
     _check_extract(body, services.settings)
     output = _live_output(services.records, str(body.handle), tenant)

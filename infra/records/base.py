@@ -23,6 +23,9 @@ from typing import Protocol
 from extraction.errors import NotFound
 from infra.records.model import DEFAULT_TENANT, OutputRecord, SessionRecord, Space
 
+MAX_PLANS = 8
+"""Chunk plans kept per output: one per distinct budget (question length) in use, never an unbounded list."""
+
 
 @dataclass(frozen=True)
 class AliasSwap:
@@ -73,6 +76,15 @@ class RecordStore(Protocol):
 
     def get_outputs(self, handles: Iterable[str], tenant: str = DEFAULT_TENANT) -> list[OutputRecord]:
         """The records of `handles` that exist and belong to `tenant`, in the order asked (one round trip)."""
+        ...
+
+    # --- chunk plans (a cache: `infra.job_planning`) -----------------------------------------
+    def chunk_plan(self, record: OutputRecord, key: str) -> str | None:
+        """The plan kept for `record` under `key`, or None; it goes with the output (delete, session drop)."""
+        ...
+
+    def keep_chunk_plan(self, record: OutputRecord, key: str, plan: str) -> None:
+        """Keep a plan of `record` under `key`, only while the record exists; at most `MAX_PLANS` per output."""
         ...
 
     # --- names and file paths -----------------------------------------------------------------

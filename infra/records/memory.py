@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from infra.records.base import AliasSwap, RecordStore
+from infra.records.base import MAX_PLANS, AliasSwap, RecordStore
 from infra.records.model import (
     DEFAULT_TENANT,
     OutputRecord,
@@ -32,6 +32,7 @@ class MemoryRecordStore(RecordStore):
         self._aliases: dict[tuple[str, Space], dict[str, str]] = {}
         self._counters: dict[tuple[str, str], int] = {}
         self._retired: dict[str, float] = {}
+        self._plans: dict[str, dict[str, str]] = {}
         self._lock = threading.RLock()
 
     # --- sessions -----------------------------------------------------------------------------
@@ -73,6 +74,7 @@ class MemoryRecordStore(RecordStore):
             for handle in self.session_handles(session_id):
                 del self._outputs[handle]
                 self._retired.pop(handle, None)
+                self._plans.pop(handle, None)
             for space in Space:
                 self._aliases.pop((session_id, space), None)
             for key in [key for key in self._counters if key[0] == session_id]:
@@ -100,10 +102,25 @@ class MemoryRecordStore(RecordStore):
         with self._lock:
             self._outputs.pop(record.handle, None)
             self._retired.pop(record.handle, None)
+            self._plans.pop(record.handle, None)
             for space in Space:
                 key = record.alias(space)
                 if key is not None:
                     self.unbind_alias(record.session_id, space, key, record.handle)
+
+    # --- chunk plans --------------------------------------------------------------------------
+    def chunk_plan(self, record: OutputRecord, key: str) -> str | None:
+        with self._lock:
+            return self._plans.get(record.handle, {}).get(key)
+
+    def keep_chunk_plan(self, record: OutputRecord, key: str, plan: str) -> None:
+        with self._lock:
+            if record.handle not in self._outputs:
+                return
+            plans = self._plans.setdefault(record.handle, {})
+            if key not in plans and len(plans) >= MAX_PLANS:
+                plans.clear()
+            plans[key] = plan
 
     # --- names and file paths -----------------------------------------------------------------
     def aliases(self, session_id: str, space: Space) -> dict[str, str]:

@@ -10,7 +10,7 @@ import redis
 
 from infra import keys
 from infra.lua import lua_source
-from infra.records.base import AliasSwap, RecordStore
+from infra.records.base import MAX_PLANS, AliasSwap, RecordStore
 from infra.records.model import (
     DEFAULT_TENANT,
     OutputRecord,
@@ -35,6 +35,7 @@ class RedisRecordStore(RecordStore):
         self._bind = client.register_script(lua_source("infra.records", "bind_alias"))
         self._unbind = client.register_script(lua_source("infra.records", "unbind_alias"))
         self._count = client.register_script(lua_source("infra.records", "next_count"))
+        self._keep_plan = client.register_script(lua_source("infra.records", "keep_plan"))
 
     # --- sessions -----------------------------------------------------------------------------
     def create_session(self, tenant: str = DEFAULT_TENANT) -> SessionRecord:
@@ -79,7 +80,7 @@ class RedisRecordStore(RecordStore):
         with redis_errors():
             pipe = self._r.pipeline()
             for handle in handles:
-                pipe.delete(keys.output(handle))
+                pipe.delete(keys.output(handle), keys.output_plans(handle))
             if handles:
                 pipe.zrem(keys.RETIRED_OUTPUTS, *handles)
             aliases = [keys.session_aliases(session_id, space) for space in Space]
@@ -118,7 +119,7 @@ class RedisRecordStore(RecordStore):
     def delete_output(self, record: OutputRecord) -> None:
         with redis_errors():
             pipe = self._r.pipeline()
-            pipe.delete(keys.output(record.handle))
+            pipe.delete(keys.output(record.handle), keys.output_plans(record.handle))
             pipe.srem(keys.session_outputs(record.session_id), record.handle)
             pipe.zrem(keys.RETIRED_OUTPUTS, record.handle)
             pipe.execute()
@@ -126,6 +127,18 @@ class RedisRecordStore(RecordStore):
             key = record.alias(space)
             if key is not None:
                 self.unbind_alias(record.session_id, space, key, record.handle)
+
+    # --- chunk plans --------------------------------------------------------------------------
+    def chunk_plan(self, record: OutputRecord, key: str) -> str | None:
+        with redis_errors():
+            found = self._r.hget(keys.output_plans(record.handle), key)
+        return None if found is None else text(found)
+
+    def keep_chunk_plan(self, record: OutputRecord, key: str, plan: str) -> None:
+        with redis_errors():
+            self._keep_plan(
+                keys=[keys.output(record.handle), keys.output_plans(record.handle)], args=[key, plan, MAX_PLANS]
+            )
 
     # --- names and file paths -----------------------------------------------------------------
     def aliases(self, session_id: str, space: Space) -> dict[str, str]:

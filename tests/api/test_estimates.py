@@ -14,6 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.deps import Services
+from extraction.planning import chunk_budget_for
+from infra.estimates import prompt_context
+from infra.job_planning import decode_plan, plan_fresh, plan_key, planning_rules
 from infra.jobstore import JobStatus
 from tests.fixtures.api_server import api_settings, assert_error, build_test_app
 from toolout import datasets
@@ -70,6 +73,23 @@ def test_an_estimate_plans_the_job_without_running_or_storing_anything(offline: 
     assert (found["cost_usd"], found["cost_usd_max"], found["cached"]) == (None, None, False)
     assert offline.dispatcher.submitted == []
     assert offline.client.get(f"/v1/sessions/{session}/extractions").json()["items"] == []
+
+
+def test_an_estimate_keeps_its_chunk_plan_for_the_job_until_the_output_is_deleted(offline: App) -> None:
+    """The plan cache: the estimate's plan is kept with the output (the job asked next reads it), and goes with it."""
+    services = offline.services
+    _, handle = offline.upload(JSON)
+    found = offline.estimate(handle)
+    output = services.records.get_output(handle)
+    budget = chunk_budget_for(
+        prompt_context(output, REQUEST), services.model_limits(), planning_rules(services.settings)
+    )
+    key = plan_key(output, budget, services.settings.chunk_overlap)
+    kept = decode_plan(services.records.chunk_plan(output, key))
+    assert kept == plan_fresh(services.blobs, output, budget, services.settings.chunk_overlap)
+    assert len(kept) == found["chunks"]
+    assert offline.client.delete(f"/v1/outputs/{handle}").status_code == 204
+    assert services.records.chunk_plan(output, key) is None
 
 
 def test_a_priced_model_gets_litellms_price_for_the_estimated_tokens(priced: App) -> None:

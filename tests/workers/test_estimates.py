@@ -15,6 +15,7 @@ from extraction.protocols import LLMReply, Usage
 from extraction.testing import ScriptedLLM
 from extraction.tokens import count_tokens
 from infra.estimates import ExtractionEstimate, estimate_extraction
+from infra.job_planning import plan_fresh
 from infra.jobstore import JobRecord, JobStatus
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document
@@ -47,7 +48,14 @@ def counting_model(needle: str = NEEDLE) -> ScriptedLLM:
 def estimate_and_run(rt: Runtime, data: bytes, mode: str) -> tuple[ExtractionEstimate, JobRecord]:
     output = store_output(rt, data)
     found = estimate_extraction(
-        output, REQUEST, mode, settings=rt.settings, blobs=rt.blobs, limits=rt.limits, price=lambda *_: None
+        output,
+        REQUEST,
+        mode,
+        settings=rt.settings,
+        blobs=rt.blobs,
+        records=rt.records,
+        limits=rt.limits,
+        price=lambda *_: None,
     )
     job = submit(rt, output, REQUEST, mode)
     LocalDispatcher(rt, concurrency=4).run(job.id)
@@ -133,9 +141,19 @@ def test_every_job_on_a_document_plans_the_same_chunks(make_runtime, context_tok
         for _ in range(20)
     }
     found = estimate_extraction(
-        output, REQUEST, "full-chunked", settings=rt.settings, blobs=rt.blobs, limits=rt.limits, price=lambda *_: None
+        output,
+        REQUEST,
+        "full-chunked",
+        settings=rt.settings,
+        blobs=rt.blobs,
+        records=rt.records,
+        limits=rt.limits,
+        price=lambda *_: None,
     )
     assert len(plans) == 1 and len(next(iter(plans))) == found.chunks
+    budget = pipeline.chunk_budget_for(rt, pipeline.load(rt, submit(rt, output, REQUEST, "full-chunked").id))
+    fresh = plan_fresh(rt.blobs, output, budget, rt.settings.chunk_overlap)  # the jobs after the first read it kept
+    assert plans == {tuple(c.end for c in fresh)}
 
 
 def test_the_job_records_the_model_its_usage_is_counted_under(make_runtime) -> None:
