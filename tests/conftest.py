@@ -3,6 +3,10 @@
 Server fixtures live in tests/fixtures. A test that uses one of them (directly or through another
 fixture) is marked `integration`, plus `redis` or `s3` for the server it needs, automatically:
 `pytest -m "not integration"` is then exactly the suite that runs with no server at all.
+
+Every integration test joins one xdist group, so under `-n 2 --dist loadgroup` (pyproject) they all run
+in one worker, one after another, on the servers they share (Redis db 15, the stacks, the namespaces),
+while the server-free tests spread over both workers.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ pytest_plugins = (
 SERVER_FIXTURES = {
     "redis": {"redis_url", "redis_client"},
     "s3": {"s3_endpoint_url", "s3_options", "s3_bucket", "s3_store"},
-    "integration": {
+    "integration": {  # a server of any kind, even in this process: a socket, a thread serving it, its lifetime
+        "live_api",
         "offline_model_url",
         "local_stack",
         "s3_stack",
@@ -62,3 +67,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(marker)
         if needs and not item.get_closest_marker("integration"):
             item.add_marker("integration")
+        if item.get_closest_marker("integration"):
+            item.add_marker(pytest.mark.xdist_group("servers"))

@@ -23,6 +23,10 @@ Then call search with {"q": "refund"}.
 Extract: the paid orders"""
 
 
+# The offline model served over HTTP in this process, reached by litellm: a server, so integration.
+pytestmark = pytest.mark.integration
+
+
 @pytest.fixture(scope="module")
 def offline_model() -> Iterator[str]:
     from infra.offline_model.server import create_app
