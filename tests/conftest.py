@@ -3,10 +3,6 @@
 Server fixtures live in tests/fixtures. A test that uses one of them (directly or through another
 fixture) is marked `integration`, plus `redis` or `s3` for the server it needs, automatically:
 `pytest -m "not integration"` is then exactly the suite that runs with no server at all.
-
-Every integration test joins one xdist group, so under `-n 2 --dist loadgroup` (pyproject) they all run
-in one worker, one after another, on the servers they share (Redis db 15, the stacks, the namespaces),
-while the server-free tests spread over both workers.
 """
 
 from __future__ import annotations
@@ -67,5 +63,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(marker)
         if needs and not item.get_closest_marker("integration"):
             item.add_marker("integration")
-        if item.get_closest_marker("integration"):
-            item.add_marker(pytest.mark.xdist_group("servers"))
