@@ -115,7 +115,8 @@ def test_the_background_sweeper_runs_on_its_own(start_server: Callable[..., ApiS
         session = client.post("/v1/sessions").json()["id"]
         handle = upload(client, session)
         assert wait_until(lambda: client.get(f"/v1/sessions/{session}").status_code == 404, timeout=0.5) is False
-        assert wait_until(
-            lambda: not server.services.blobs.exists(blob_keys(session, handle)[0]), timeout=5, interval=0.2
-        )
-    assert session_state(server, redis_client, session, [handle], []) == GONE
+    # the sweep removes blobs first, then the records: wait for all of it, not the first sign
+    assert wait_until(
+        lambda: session_state(server, redis_client, session, [handle], []) == GONE, timeout=5, interval=0.2
+    )
+    assert not server.services.blobs.exists(blob_keys(session, handle)[0])

@@ -1,0 +1,57 @@
+"""The suite's own parallelism: every test that needs a server runs on one xdist worker.
+
+They share Redis db 15, the stacks and the network namespaces, so two workers running them at once
+would flush each other's data. tests/conftest.py puts them in one `xdist_group`; this runs a small
+suite of its own under two workers and checks the group holds (it did not, silently, before the
+workaround for pytest-dev/pytest-xdist#1386).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SUITE = """
+    import pytest
+
+    @pytest.fixture()
+    def redis_url():  # the name is what marks a test as needing Redis; nothing here touches a server
+        return "redis://unused"
+
+    @pytest.mark.parametrize("n", range(8))
+    def test_needs_redis(redis_url, n):
+        pass
+
+    @pytest.mark.parametrize("n", range(8))
+    def test_needs_nothing(n):
+        pass
+"""
+
+
+@pytest.mark.integration  # its own pytest processes
+def test_the_tests_that_need_servers_run_on_one_worker(tmp_path: Path) -> None:
+    (tmp_path / "test_mixed.py").write_text(textwrap.dedent(SUITE))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "xdist.plugin", "-n", "2"]
+    command += ["--dist", "loadgroup", "-v", "-p", "no:cacheprovider", str(tmp_path)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    workers: dict[str, set[str]] = defaultdict(set)
+    grouped: set[str] = set()
+    for worker, test, case, group in re.findall(r"\[(gw\d)\] .*PASSED \S*::(test_\w+)(\[\d+\])(@\w+)?", run.stdout):
+        workers[test].add(worker)
+        grouped |= {test + case} if group else set()
+    assert set(workers) == {"test_needs_redis", "test_needs_nothing"}, run.stdout
+    assert len(workers["test_needs_redis"]) == 1, f"the Redis tests ran on {sorted(workers['test_needs_redis'])}"
+    assert grouped == {f"test_needs_redis[{n}]" for n in range(8)}, run.stdout  # exactly they joined the group
