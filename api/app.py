@@ -4,8 +4,9 @@ There is deliberately no module-level `app`: settings come from the environment 
 built, and tests build apps with their own settings and services. The factory builds the stores
 and the dispatcher once (`build_services`), unless the caller passes its own `Services` (tests:
 in-memory stores and a recording dispatcher; the embedded mode: a local thread pool). The lifespan
-runs the idle-session sweeper and closes the stores. Every `/v1` router is included behind
-`get_tenant` (API key → tenant), so no resource route can forget to authenticate.
+runs the idle-session sweeper and the feed of ended jobs that wakes long polls, and closes the
+stores. Every `/v1` router is included behind `get_tenant` (API key → tenant), so no resource route
+can forget to authenticate.
 """
 
 from __future__ import annotations
@@ -60,9 +61,11 @@ def create_app(
         if services is None:
             warm_up_model_info(built)
         sweeper = asyncio.create_task(sweep_forever(built, sweep_interval), name="toolout-session-sweeper")
+        stop_following = built.stores.follow_ends(built.ends.ended)  # wakes `?wait=` long polls
         try:
             yield
         finally:
+            stop_following()
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper

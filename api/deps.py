@@ -7,7 +7,7 @@ a recording dispatcher) to `create_app` instead of patching anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -20,6 +20,7 @@ from infra.apikeys import ApiKeyStore
 from infra.blobstore import BlobStore
 from infra.idempotency import IdempotencyStore
 from infra.jobstore import JobStore
+from infra.jobstore.ends import JobEnds
 from infra.model_info import model_limits_for
 from infra.records import DEFAULT_TENANT, RecordStore
 from infra.resultcache import ResultCache
@@ -37,6 +38,8 @@ class Services:
     dispatcher: Dispatcher
     limits: ModelLimits | None = None
     """The model's limits for estimates; None: litellm's model map (imported on first use, seconds)."""
+    ends: JobEnds = field(default_factory=JobEnds)
+    """The long polls waiting for a job to end; the app's lifespan feeds it from `stores.follow_ends`."""
 
     def model_limits(self) -> ModelLimits:
         return self.limits if self.limits is not None else model_limits_for(self.settings)
@@ -83,6 +86,10 @@ def get_jobs(services: Annotated[Services, Depends(get_services)]) -> JobStore:
     return services.jobs
 
 
+def get_ends(services: Annotated[Services, Depends(get_services)]) -> JobEnds:
+    return services.ends
+
+
 def get_blobs(services: Annotated[Services, Depends(get_services)]) -> BlobStore:
     return services.blobs
 
@@ -117,6 +124,7 @@ ServicesDep = Annotated[Services, Depends(get_services)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 RecordsDep = Annotated[RecordStore, Depends(get_records)]
 JobsDep = Annotated[JobStore, Depends(get_jobs)]
+EndsDep = Annotated[JobEnds, Depends(get_ends)]
 BlobsDep = Annotated[BlobStore, Depends(get_blobs)]
 DispatcherDep = Annotated[Dispatcher, Depends(get_dispatcher)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]

@@ -92,6 +92,9 @@ def job_keys(job_id: str, max_levels: int) -> list[str]:
 JOBS_ACTIVE = f"{PREFIX}:jobs:active"
 """Sorted set: non-terminal job id → deadline (unix seconds); the watchdog scans it."""
 
+JOBS_ENDED = f"{PREFIX}:jobs:ended"
+"""Pub/sub channel: `finish.lua` publishes each job id as the job ends; API processes wake its long polls."""
+
 USAGE_TOTALS = f"{PREFIX}:metrics:usage"
 """Hash: `<tenant>\\x1f<model>\\x1f<calls|input_tokens|output_tokens|cost_usd>` → sum over every job since this Redis
 began, counted in the same Lua step as the job's own usage; what `/metrics` exposes per tenant and model (no TTL)."""

@@ -7,6 +7,7 @@ API's app factory, the worker boot, `toolout.local`) call `open_stores` once and
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,12 +15,16 @@ from infra.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
 from infra.blobstore import BlobStore, open_blob_store_from_settings
 from infra.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
 from infra.jobstore import JobStore, MemoryJobStore, RedisJobStore
+from infra.jobstore.end_feed import RedisEndFeed
 from infra.records import MemoryRecordStore, RecordStore, RedisRecordStore
 from infra.redis_client import connect, redis_errors
 from infra.resultcache import MemoryResultCache, RedisResultCache, ResultCache
 from infra.settings import Settings
 
 MEMORY_URL = "memory://"
+
+EndListener = Callable[[str], None]
+"""Called with a job id as the job ends, from a thread of the store's choosing."""
 
 
 @dataclass
@@ -34,6 +39,8 @@ class Stores:
     blobs: BlobStore
     ping: Callable[[], object]
     close: Callable[[], None]
+    follow_ends: Callable[[EndListener], Callable[[], None]]
+    """Start calling the listener with every job that ends, in any process; returns the function that stops it."""
 
 
 def open_stores(settings: Settings) -> Stores:
@@ -45,15 +52,17 @@ def open_stores(settings: Settings) -> Stores:
 
 
 def memory_stores(settings: Settings, blobs: BlobStore) -> Stores:
+    jobs = MemoryJobStore(ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds)
     return Stores(
         records=MemoryRecordStore(session_ttl_seconds=settings.session_ttl_seconds),
-        jobs=MemoryJobStore(ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds),
+        jobs=jobs,
         api_keys=MemoryApiKeyStore(settings.api_keys),
         idempotency=MemoryIdempotencyStore(ttl_seconds=settings.idempotency_ttl_seconds),
         cache=MemoryResultCache(ttl_seconds=settings.result_cache_ttl_seconds),
         blobs=blobs,
         ping=lambda: True,
         close=lambda: None,
+        follow_ends=lambda listener: _follow_in_process(jobs, listener),
     )
 
 
@@ -75,4 +84,18 @@ def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
         blobs=blobs,
         ping=ping,
         close=client.close,
+        follow_ends=lambda listener: RedisEndFeed(client, listener).start().stop,
     )
+
+
+def _follow_in_process(jobs: JobStore, listener: EndListener) -> Callable[[], None]:
+    """One process holds every job: its finish listeners hear every end. They cannot be removed; a stopped
+    follower is muted instead."""
+    stopped = threading.Event()
+
+    def hear(job_id: str) -> None:
+        if not stopped.is_set():
+            listener(job_id)
+
+    jobs.listen_finished(hear)
+    return stopped.set

@@ -9,7 +9,6 @@ idempotent with an `Idempotency-Key`, and refused (429) while the tenant has
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from typing import Annotated, Any
@@ -20,7 +19,17 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api import result_cache
-from api.deps import DispatcherDep, IdempotencyDep, JobsDep, MetricsDep, Services, ServicesDep, SettingsDep, Tenant
+from api.deps import (
+    DispatcherDep,
+    EndsDep,
+    IdempotencyDep,
+    JobsDep,
+    MetricsDep,
+    Services,
+    ServicesDep,
+    SettingsDep,
+    Tenant,
+)
 from api.errors import error_responses, validation_error
 from api.idempotency import IdempotencyKey, idempotent
 from api.routers import API_PREFIX
@@ -31,6 +40,7 @@ from infra.errors import BackendUnavailable
 from infra.estimates import ExtractionEstimate, check_budget, estimate_extraction
 from infra.idempotency import fingerprint
 from infra.jobstore import JobRecord, JobStatus, JobStore, new_job
+from infra.jobstore.ends import JobEnds
 from infra.records import OutputRecord, RecordStore
 from infra.settings import Settings
 from infra.webhooks import WebhooksNotConfigured, check_callback_url
@@ -38,7 +48,8 @@ from workers.dispatcher import Dispatcher
 
 router = APIRouter(prefix=f"{API_PREFIX}/extractions", tags=["extractions"])
 
-POLL_INTERVAL_SECONDS = 0.1
+REREAD_SECONDS = 0.5
+"""A long poll re-reads its job this often even unannounced: the fallback when the end feed missed it."""
 
 
 def _live_output(records: RecordStore, handle: str, tenant: str) -> OutputRecord:
@@ -187,6 +198,7 @@ async def get_extraction(
     job_id: uuid.UUID,
     request: Request,
     jobs: JobsDep,
+    ends: EndsDep,
     settings: SettingsDep,
     tenant: Tenant,
     response: Response,
@@ -195,20 +207,24 @@ async def get_extraction(
     """The job; with `wait=N` the answer comes when it finishes or after N seconds, whichever is first."""
     if wait > settings.max_wait_seconds:
         raise validation_error(("query", "wait"), f"at most {settings.max_wait_seconds} seconds", "less_than_equal")
-    job = await _wait_for_terminal(jobs, str(job_id), tenant, wait, request)
+    job = await _wait_for_terminal(jobs, ends, str(job_id), tenant, wait, request)
     if not job.status.terminal:
         response.headers["Retry-After"] = "1"
     return job_view(job)
 
 
-async def _wait_for_terminal(jobs: JobStore, job_id: str, tenant: str, wait: float, request: Request) -> JobRecord:
-    """Poll the record every ~100 ms without holding a thread; stop early if the client went away."""
+async def _wait_for_terminal(
+    jobs: JobStore, ends: JobEnds, job_id: str, tenant: str, wait: float, request: Request
+) -> JobRecord:
+    """Read the record again when the job's end is announced, or every `REREAD_SECONDS` in case an
+    announcement was missed; stop early if the client went away. No thread is held while waiting."""
     deadline = time.monotonic() + wait
-    while True:
-        job = await run_in_threadpool(jobs.get, job_id, tenant)
-        if job.status.terminal or time.monotonic() >= deadline or await request.is_disconnected():
-            return job
-        await asyncio.sleep(min(POLL_INTERVAL_SECONDS, max(deadline - time.monotonic(), 0)))
+    with ends.watch(job_id) as ended:  # before the first read: an end between read and wait still wakes us
+        while True:
+            job = await run_in_threadpool(jobs.get, job_id, tenant)
+            if job.status.terminal or time.monotonic() >= deadline or await request.is_disconnected():
+                return job
+            await ended.wait(min(REREAD_SECONDS, max(deadline - time.monotonic(), 0)))
 
 
 @router.post("/{job_id}/cancel", response_model=JobView, responses=error_responses(404, 409, 422))

@@ -116,7 +116,7 @@ class RedisJobStore(JobStore):
             tenant = text(self._r.hget(keys.job(job_id), "tenant") or "")
         owned = keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
         job_keys = [keys.job(job_id), keys.JOBS_ACTIVE, keys.tenant_live_jobs(tenant), *owned]
-        outcome = self._run("finish", job_keys, [job_id, self._ttl, *_flat(values)])
+        outcome = self._run("finish", job_keys, [job_id, self._ttl, keys.JOBS_ENDED, *_flat(values)])
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
         if outcome == 1:

@@ -8,7 +8,10 @@ import time
 import httpx
 import pytest
 
-from infra.jobstore import JobStatus
+from api.routers import extractions
+from infra.jobstore import JobStatus, RedisJobStore
+from infra.redis_client import connect
+from tests.api.conftest import InProcess
 from tests.fixtures.api_server import ApiServer, assert_error
 
 
@@ -91,6 +94,41 @@ def test_long_poll_returns_as_soon_as_the_job_finishes(api_server: ApiServer, st
     assert (response.json()["status"], response.json()["result"]) == ("succeeded", "the abstract")
     assert "retry-after" not in response.headers
     assert 0.45 <= elapsed < 3, elapsed
+
+
+def test_a_long_poll_is_woken_by_a_job_another_process_ends(
+    api_server: ApiServer, stored: tuple[str, str], redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The end is announced over Redis (`finish.lua` publishes it), not found by re-reading: with re-reads
+    further apart than the wait, only the announcement can answer before the wait runs out."""
+    monkeypatch.setattr(extractions, "REREAD_SECONDS", 60.0)
+    worker_side = RedisJobStore(connect(redis_url), ttl_seconds=60, deadline_seconds=60)  # its own connection
+    with api_server.client() as client:
+        job_id = create_job(client, stored[1]).json()["id"]
+        finisher = threading.Timer(0.3, worker_side.finish, args=(job_id, JobStatus.SUCCEEDED), kwargs={"result": "A"})
+        finisher.start()
+        response = client.get(f"/v1/extractions/{job_id}", params={"wait": 20})
+    finisher.join()
+    assert (response.json()["status"], response.json()["result"]) == ("succeeded", "A")
+    assert response.elapsed.total_seconds() < 10  # woken at ~0.3 s; unannounced, it would answer at 20 s
+
+
+def test_a_long_poll_on_the_in_memory_stores_is_woken_by_the_end(
+    inproc: InProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No server: the twin's finish listeners announce the end (what the embedded mode runs on)."""
+    monkeypatch.setattr(extractions, "REREAD_SECONDS", 60.0)
+    session = inproc.client.post("/v1/sessions").json()["id"]
+    handle = inproc.client.post(f"/v1/sessions/{session}/outputs", content=b"ERROR one\n").json()["handle"]
+    job_id = create_job(inproc.client, handle).json()["id"]  # type: ignore[arg-type]
+    jobs = inproc.app.state.services.jobs
+    finisher = threading.Timer(0.3, jobs.finish, args=(job_id, JobStatus.FAILED), kwargs={"error": "boom"})
+    finisher.start()
+    started = time.monotonic()
+    response = inproc.client.get(f"/v1/extractions/{job_id}", params={"wait": 20})
+    finisher.join()
+    assert (response.json()["status"], response.json()["error"]) == ("failed", "boom")
+    assert time.monotonic() - started < 10  # woken at ~0.3 s; unannounced, it would answer at 20 s
 
 
 def test_long_poll_gives_up_after_wait_seconds(api_server: ApiServer, stored: tuple[str, str]) -> None:
