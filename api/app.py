@@ -32,8 +32,11 @@ from infra.tokenizer_files import ensure_offline_encodings
 
 def build_services(settings: Settings) -> Services:
     """The production services: Redis stores, the blob store, and Celery as the dispatcher."""
+    from workers.broker_clients import share_channel_clients
     from workers.celery_app import create_celery  # Celery only where the API really sends tasks
     from workers.celery_dispatch import CeleryDispatcher
+
+    share_channel_clients()  # publishing a job's start task: no redis-py client built per publish
 
     stores = open_stores(settings)
     return Services(settings=settings, stores=stores, dispatcher=CeleryDispatcher(create_celery(settings), stores.jobs))

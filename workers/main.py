@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import Celery
@@ -14,6 +15,7 @@ from extraction.tokens import token_byte_lengths
 from infra.settings import Settings
 from infra.stores import open_stores
 from infra.tokenizer_files import ensure_offline_encodings
+from workers.broker_clients import share_channel_clients
 from workers.broker_guard import guard_closed_transport
 from workers.celery_app import create_celery
 from workers.celery_dispatch import CeleryDispatcher
@@ -26,6 +28,7 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
     """The worker's Celery app with toolout's tasks registered on it, and the runtime they share."""
     ensure_offline_encodings()  # tiktoken must not try to download its BPE files
     guard_closed_transport()
+    share_channel_clients()
     rt = build_runtime(settings, open_stores(settings))
     celery = create_celery(settings)
     register_tasks(celery, rt)
