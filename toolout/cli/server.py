@@ -62,7 +62,7 @@ def worker(
     concurrency: int = typer.Option(None, help="threads; default TOOLOUT_WORKER_CONCURRENCY"),
     queues: str = "extract,map,reduce,agent,webhooks",
     name: str = typer.Option(None, help="node name; default toolout-<random>"),
-    log_level: str = "info",
+    log_level: str = typer.Option("info", help="Celery's per-task lines (received, succeeded) only at debug"),
 ) -> None:
     """Run a Celery worker (thread pool: extraction work waits on LLM I/O, not on the CPU)."""
     from infra.settings import get_settings
@@ -87,6 +87,7 @@ def worker(
             "--without-gossip",
             "--without-mingle",
         ],
+        task_logs=log_level.lower() == "debug",
     )
 
 
