@@ -79,7 +79,10 @@ class LiveJob:
 
 def load(rt: Runtime, job_id: str) -> LiveJob | None:
     """The job and its output, or None when the job ended (canceled, finished) or its output is gone."""
-    job = rt.jobs.get(job_id)
+    return live(rt, rt.jobs.get(job_id))
+
+
+def live(rt: Runtime, job: JobRecord) -> LiveJob | None:
     if job.status.terminal:
         return None
     output = rt.records.find_output(job.handle, job.tenant)
@@ -148,31 +151,44 @@ def finish_truncate(rt: Runtime, live: LiveJob) -> None:
 
 
 # --- map ---------------------------------------------------------------------------------------
-def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> None:
-    """Extract from one chunk; a redelivered task that finds the chunk settled (output or failure) does nothing."""
-    live = load(rt, job_id)
-    if live is None or parts.settled(live.job, 0, index) or rt.jobs.chunk_output(job_id, index) is not None:
-        return
-    text, _ = decode_lossy(read_content(rt.blobs, live.output, start, end))
+@dataclass(frozen=True)
+class Settled:
+    """A map recorded its output and settled its level in the same round trip: `then` is what
+    `JobStore.settle_level` answered (the next step, for the one map that completed the level)."""
+
+    then: str | None
+
+
+def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> Settled | None:
+    """Extract from one chunk; a redelivered task that finds the chunk settled (output or failure) does nothing.
+
+    `Settled` when the output was recorded (the level is settled with it); None when the caller must
+    still settle the level (nothing recorded here, or a failure recorded).
+    """
+    job, done = rt.jobs.get_with_chunk(job_id, index)
+    current = live(rt, job)
+    if current is None or parts.settled(current.job, 0, index) or done is not None:
+        return None
+    text, _ = decode_lossy(read_content(rt.blobs, current.output, start, end))
     try:
         report, usage = map_chunk(
             job_llm(rt, job_id),
-            live.prompt,
+            current.prompt,
             text,
             index=index,
-            total=live.job.chunks_total,
+            total=current.job.chunks_total,
             overlap_percent=overlap_percent(rt),
             limits=rt.limits,
             attempts=1 + rt.settings.map_retry_on_bad_report,
         )
     except parts.PART_FAILURES as exc:
-        failure = parts.failed_part(live.job, 0, index, [[index, start, end]], exc)
-        parts.record(rt, live.job, live.output, failure, exc)
+        failure = parts.failed_part(current.job, 0, index, [[index, start, end]], exc)
+        parts.record(rt, current.job, current.output, failure, exc)
         return None
     except ExtractionError as exc:
-        strategy_failed(rt, live, exc, f"chunk {index + 1} of {live.job.chunks_total} failed")
+        strategy_failed(rt, current, exc, f"chunk {index + 1} of {current.job.chunks_total} failed")
         return None
-    rt.jobs.record_chunk(job_id, index, report.content, usage)
+    return Settled(rt.jobs.record_chunk_and_settle(job_id, index, report.content, usage))
 
 
 def strategy_failed(rt: Runtime, live: LiveJob, exc: ExtractionError, where: str | None = None) -> None:

@@ -60,8 +60,11 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
 
     @task(MAP)
     def map_chunk(job_id: str, index: int, start: int, end: int) -> None:
-        pipeline.run_map(rt, job_id, index, start, end)
-        fan_in(celery, rt.jobs, job_id, 0)
+        settled = pipeline.run_map(rt, job_id, index, start, end)
+        if settled is None:
+            fan_in(celery, rt.jobs, job_id, 0)
+        else:
+            send_next(celery, settled.then)
 
     @task(REDUCE_STAGE)
     def reduce_stage(job_id: str, level: int, covers: list[Cover]) -> None:
@@ -145,7 +148,11 @@ def publish_all(celery: Celery, signatures: list[Signature]) -> None:
 def fan_in(celery: Celery, jobs: JobStore, job_id: str, level: int) -> None:
     """After a part of `level` settled (or found itself settled): the one part that completes the level
     in this attempt sends the step stored by `send`, with the task id remembered for cancels."""
-    then = jobs.settle_level(job_id, level)
+    send_next(celery, jobs.settle_level(job_id, level))
+
+
+def send_next(celery: Celery, then: str | None) -> None:
+    """Send the step `settle_level` handed out (None: not to this caller)."""
     if then is None:
         return
     step = json.loads(then)

@@ -175,6 +175,16 @@ class JobStore(Protocol):
     def chunk_output(self, job_id: str, index: int) -> str | None:
         return self.chunk_outputs(job_id).get(index)
 
+    # --- a map's two visits, one round trip each where the store can --------------------------------
+    def get_with_chunk(self, job_id: str, index: int) -> tuple[JobRecord, str | None]:
+        """The job and chunk `index`'s stored output (None: not yet), as a map task starts."""
+        return self.get(job_id), self.chunk_output(job_id, index)
+
+    def record_chunk_and_settle(self, job_id: str, index: int, text: str, usage: Usage) -> str | None:
+        """`record_chunk`, then `settle_level(job_id, 0)`: what a map task does as it ends."""
+        self.record_chunk(job_id, index, text, usage)
+        return self.settle_level(job_id, 0)
+
     def reduce_output(self, job_id: str, level: int, group: int) -> str | None:
         return self.reduce_outputs(job_id, level).get(group)
 

@@ -413,3 +413,28 @@ def test_concurrent_last_parts_send_the_next_step_once(jobs: JobStore) -> None:
     with ThreadPoolExecutor(8) as pool:
         sent = list(pool.map(settle, [*range(16), *range(16)]))
     assert [s for s in sent if s is not None] == ["stage 0"]
+
+
+# --- a map's start and end, each one round trip on Redis ------------------------------------------
+def test_a_map_reads_its_job_and_its_chunk_together(jobs: JobStore) -> None:
+    new_job(jobs, chunks_total=2)
+    job, done = jobs.get_with_chunk("j1", 1)
+    assert (job.id, job.chunks_total, done) == ("j1", 2, None)
+    jobs.record_chunk("j1", 1, "found it", Usage(calls=1))
+    assert jobs.get_with_chunk("j1", 1)[1] == "found it" and jobs.get_with_chunk("j1", 0)[1] is None
+    with pytest.raises(NotFound):
+        jobs.get_with_chunk("ghost", 0)
+
+
+def test_recording_and_settling_at_once_counts_once_and_hands_out_the_step_once(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.expect_parts("j1", 0, 2, "stage 0")
+    assert jobs.record_chunk_and_settle("j1", 0, "a", Usage(calls=1, input_tokens=5)) is None
+    assert jobs.record_chunk_and_settle("j1", 0, "a again", Usage(calls=1, input_tokens=5)) is None  # redelivered
+    assert jobs.record_chunk_and_settle("j1", 1, "b", Usage(calls=1, input_tokens=7)) == "stage 0"
+    assert jobs.record_chunk_and_settle("j1", 1, "b again", Usage(calls=1)) is None, "handed out once per attempt"
+    record = jobs.get("j1")
+    assert (record.chunks_done, record.usage.calls, record.usage.input_tokens) == (2, 2, 12)
+    assert jobs.chunk_outputs("j1") == {0: "a", 1: "b"}
+    with pytest.raises(NotFound):
+        jobs.record_chunk_and_settle("ghost", 0, "x", Usage(calls=1))

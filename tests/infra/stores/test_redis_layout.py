@@ -123,3 +123,18 @@ def test_names_and_paths_are_one_hash_per_session_and_space(redis_client) -> Non
     assert redis_client.hgetall(keys.session_counters(session.id)) == {"search": "1"}
     records.drop_session_records(session.id)
     assert redis_client.keys(f"*{session.id}*") == []
+
+
+def test_a_map_settles_after_redis_lost_its_scripts(jobs, redis_client) -> None:
+    """The pair of scripts goes by EVALSHA in one pipeline (redis-py's pipelined scripts would ask SCRIPT
+    EXISTS first, every time); after a restart or SCRIPT FLUSH the batch loads them and runs again, and
+    each script applies its effect once."""
+    new_job(jobs)
+    jobs.expect_parts("j1", 0, 2, "stage 0")
+    redis_client.script_flush()
+    assert jobs.record_chunk_and_settle("j1", 0, "a", Usage(calls=1)) is None
+    redis_client.script_flush()
+    assert jobs.record_chunk_and_settle("j1", 1, "b", Usage(calls=1)) == "stage 0"
+    redis_client.script_flush()
+    assert jobs.record_chunk_and_settle("j1", 1, "b again", Usage(calls=1)) is None
+    assert jobs.get("j1").chunks_done == 2 and jobs.chunk_outputs("j1") == {0: "a", 1: "b"}
