@@ -27,14 +27,18 @@ class JobEnded(ExtractionError):
     code = "job_ended"
 
 
-@dataclass(frozen=True)
+@dataclass
 class GatedLLM:
-    """An `LLM` that reserves one call of the job's budget (atomically, in Redis) before each call."""
+    """An `LLM` that reserves one call of the job's budget (atomically, in Redis) before each call.
+
+    `reserved` calls were reserved already (a map reserves its first with the read it starts with).
+    """
 
     llm: LLM
     jobs: JobStore
     job_id: str
     max_calls: int
+    reserved: int = 0
 
     def complete(
         self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None
@@ -43,6 +47,9 @@ class GatedLLM:
         return self.llm.complete(messages, tools=tools, max_tokens=max_tokens)
 
     def _reserve(self) -> None:
+        if self.reserved > 0:
+            self.reserved -= 1
+            return
         if self.jobs.reserve_llm_call(self.job_id, self.max_calls):
             return
         if self.jobs.is_terminal(self.job_id):
@@ -55,6 +62,6 @@ class GatedLLM:
         )
 
 
-def job_llm(rt: Runtime, job_id: str) -> GatedLLM:
+def job_llm(rt: Runtime, job_id: str, *, reserved: int = 0) -> GatedLLM:
     """The model as one job may use it: gated by liveness and `max_llm_calls_per_job`."""
-    return GatedLLM(rt.llm, rt.jobs, job_id, rt.settings.max_llm_calls_per_job)
+    return GatedLLM(rt.llm, rt.jobs, job_id, rt.settings.max_llm_calls_per_job, reserved)

@@ -165,14 +165,14 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> Settl
     `Settled` when the output was recorded (the level is settled with it); None when the caller must
     still settle the level (nothing recorded here, or a failure recorded).
     """
-    job, done = rt.jobs.get_with_chunk(job_id, index)
+    job, done, reserved = rt.jobs.begin_map(job_id, index, rt.settings.max_llm_calls_per_job)
     current = live(rt, job)
     if current is None or parts.settled(current.job, 0, index) or done is not None:
         return None
     text, _ = decode_lossy(read_content(rt.blobs, current.output, start, end))
     try:
         report, usage = map_chunk(
-            job_llm(rt, job_id),
+            job_llm(rt, job_id, reserved=int(reserved)),
             current.prompt,
             text,
             index=index,

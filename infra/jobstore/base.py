@@ -176,9 +176,11 @@ class JobStore(Protocol):
         return self.chunk_outputs(job_id).get(index)
 
     # --- a map's two visits, one round trip each where the store can --------------------------------
-    def get_with_chunk(self, job_id: str, index: int) -> tuple[JobRecord, str | None]:
-        """The job and chunk `index`'s stored output (None: not yet), as a map task starts."""
-        return self.get(job_id), self.chunk_output(job_id, index)
+    def begin_map(self, job_id: str, index: int, call_limit: int) -> tuple[JobRecord, str | None, bool]:
+        """What a map task reads as it starts: the job, chunk `index`'s stored output (None: not yet), and
+        whether one model call was reserved for it (`reserve_llm_call`; a map that then finds it has
+        nothing to do leaves that call unused, which only a redelivered map does)."""
+        return self.get(job_id), self.chunk_output(job_id, index), self.reserve_llm_call(job_id, call_limit)
 
     def record_chunk_and_settle(self, job_id: str, index: int, text: str, usage: Usage) -> str | None:
         """`record_chunk`, then `settle_level(job_id, 0)`: what a map task does as it ends."""

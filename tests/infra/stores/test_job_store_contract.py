@@ -416,14 +416,17 @@ def test_concurrent_last_parts_send_the_next_step_once(jobs: JobStore) -> None:
 
 
 # --- a map's start and end, each one round trip on Redis ------------------------------------------
-def test_a_map_reads_its_job_and_its_chunk_together(jobs: JobStore) -> None:
+def test_a_map_reads_its_job_and_its_chunk_and_reserves_its_first_call_together(jobs: JobStore) -> None:
     new_job(jobs, chunks_total=2)
-    job, done = jobs.get_with_chunk("j1", 1)
-    assert (job.id, job.chunks_total, done) == ("j1", 2, None)
+    job, done, reserved = jobs.begin_map("j1", 1, 2)
+    assert (job.id, job.chunks_total, done, reserved) == ("j1", 2, None, True)
     jobs.record_chunk("j1", 1, "found it", Usage(calls=1))
-    assert jobs.get_with_chunk("j1", 1)[1] == "found it" and jobs.get_with_chunk("j1", 0)[1] is None
+    assert jobs.begin_map("j1", 1, 2)[1:] == ("found it", True) and jobs.get("j1").llm_calls_reserved == 2
+    assert jobs.begin_map("j1", 0, 2)[1:] == (None, False), "the budget of 2 calls is spent"
+    jobs.cancel("j1")
+    assert jobs.begin_map("j1", 0, 10)[2] is False, "an ended job reserves nothing"
     with pytest.raises(NotFound):
-        jobs.get_with_chunk("ghost", 0)
+        jobs.begin_map("ghost", 0, 2)
 
 
 def test_recording_and_settling_at_once_counts_once_and_hands_out_the_step_once(jobs: JobStore) -> None:
