@@ -46,6 +46,8 @@ class RedisEndFeed:
                 self._listen()
             except redis.RedisError as exc:
                 log.warning("job-end feed lost Redis (%s); waiters fall back to re-reading", exc)
+            except Exception:  # a listener's bug must not end the feed for every later waiter
+                log.exception("job-end feed: delivering an end failed; subscribing again")
             self.subscribed.clear()
             self._stopped.wait(RECONNECT_SECONDS)
 

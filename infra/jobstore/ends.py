@@ -10,6 +10,7 @@ slow re-read stays as the fallback for an announcement missed while the feed rec
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,8 +24,10 @@ class EndWatch:
         self._event = asyncio.Event()
 
     def wake(self) -> None:
-        """Safe from any thread: the event is set on the watcher's own loop."""
-        self._loop.call_soon_threadsafe(self._event.set)
+        """Safe from any thread: the event is set on the watcher's own loop (if it is still running: a
+        request can end between the waker's look at the watches and this call)."""
+        with contextlib.suppress(RuntimeError):  # "Event loop is closed"
+            self._loop.call_soon_threadsafe(self._event.set)
 
     async def wait(self, timeout: float) -> bool:
         """True when woken (then cleared, for the next wait), False after `timeout` seconds."""

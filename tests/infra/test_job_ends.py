@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from infra.jobstore import JobRecord, JobStatus
-from infra.jobstore.ends import JobEnds
+from infra.jobstore.ends import EndWatch, JobEnds
 from infra.stores import Stores, memory_stores, redis_stores
 from tests.fixtures.api_server import api_settings
 
@@ -96,3 +96,14 @@ def _wait_until_subscribed(stop: Any) -> None:
     subscribed = getattr(feed, "subscribed", None)
     if subscribed is not None:
         assert subscribed.wait(LONG), "the job-end feed did not subscribe"
+
+
+def test_waking_a_watch_whose_request_already_ended_is_harmless() -> None:
+    """The waker copies the watches, then wakes them: a request may end (its loop close) in between."""
+    ends = JobEnds()
+
+    async def main() -> EndWatch:
+        with ends.watch("j1") as watch:
+            return watch
+
+    asyncio.run(main()).wake()  # its loop is closed now: nothing to set, nothing raised
