@@ -189,45 +189,53 @@ class RedisJobStore(JobStore):
 
     def begin_map(self, job_id: str, index: int, call_limit: int) -> tuple[JobRecord, str | None, bool]:
         """One round trip (a busy worker pays a GIL hand-off for each; three of them cost ~0.3 ms per map each)."""
-        with redis_errors():
-            pipe = self._r.pipeline(transaction=False)
+
+        def reads(pipe: redis.client.Pipeline) -> None:
             pipe.hgetall(keys.job(job_id))
             pipe.hget(keys.job_chunks(job_id), str(index))
-            pipe.evalsha(self._lua["reserve_call"].sha, 1, keys.job(job_id), call_limit)
-            try:
-                fields, found, reserved = pipe.execute()
-            except redis.exceptions.NoScriptError:  # Redis lost its scripts (restart, SCRIPT FLUSH): reserve apart
-                fields, found = self._r.hgetall(keys.job(job_id)), self._r.hget(keys.job_chunks(job_id), str(index))
-                reserved = self._run("reserve_call", [keys.job(job_id)], [call_limit])
+            self._evalsha(pipe, "reserve_call", [keys.job(job_id)], [call_limit])
+
+        fields, found, reserved = self._batch(reads, "reserve_call")
         if not fields:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
         return CODEC.decode(text_map(fields)), None if found is None else text(found), reserved == 1
 
     def record_chunk_and_settle(self, job_id: str, index: int, text_: str, usage: Usage) -> str | None:
         """Both scripts in one round trip; Redis runs them in order, so the settle sees the part."""
-        record = self._record_call(keys.job_chunks(job_id), job_id, (0, index), text_, usage, "chunks_done")
-        outcome, then = self._pipelined(("record_part", *record), ("settle_level", *self._settle_call(job_id, 0)))
+
+        def writes(pipe: redis.client.Pipeline) -> None:
+            self._evalsha(
+                pipe,
+                "record_part",
+                *self._record_call(keys.job_chunks(job_id), job_id, (0, index), text_, usage, "chunks_done"),
+            )
+            self._evalsha(pipe, "settle_level", *self._settle_call(job_id, 0))
+
+        outcome, then = self._batch(writes, "record_part", "settle_level")
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
         return None if then is None else text(then)
 
-    def _pipelined(self, *calls: tuple[str, list[str], list[Any]]) -> list[Any]:
-        """Several scripts in one round trip, by EVALSHA; when Redis lost them (a restart, SCRIPT FLUSH) they are
-        loaded and the whole batch is run again, which every script here allows: each applies its effect once.
-        (redis-py's own scripts in a pipeline would first ask SCRIPT EXISTS: one more round trip every time.)"""
+    def _batch(self, commands: Callable[[redis.client.Pipeline], None], *scripts: str) -> list[Any]:
+        """`commands` in one round trip. Scripts go by plain EVALSHA (redis-py's scripts in a pipeline ask
+        SCRIPT EXISTS first: one more round trip every time); when Redis lost them (a restart, SCRIPT FLUSH)
+        they are loaded and the whole batch runs again, which every batch here allows: its reads change
+        nothing and each script applies its effect once."""
         with redis_errors():
             try:
-                return self._evalsha_batch(calls)
+                return self._run_batch(commands)
             except redis.exceptions.NoScriptError:
-                for name, _, _ in calls:
+                for name in scripts:
                     self._r.script_load(self._lua[name].script)
-                return self._evalsha_batch(calls)
+                return self._run_batch(commands)
 
-    def _evalsha_batch(self, calls: tuple[tuple[str, list[str], list[Any]], ...]) -> list[Any]:
+    def _run_batch(self, commands: Callable[[redis.client.Pipeline], None]) -> list[Any]:
         pipe = self._r.pipeline(transaction=False)
-        for name, keys_, args in calls:
-            pipe.evalsha(self._lua[name].sha, len(keys_), *keys_, *args)
+        commands(pipe)
         return list(pipe.execute())
+
+    def _evalsha(self, pipe: redis.client.Pipeline, script: str, keys_: list[str], args: list[Any]) -> None:
+        pipe.evalsha(self._lua[script].sha, len(keys_), *keys_, *args)
 
     def chunk_outputs(self, job_id: str) -> dict[int, str]:
         return self._parts(keys.job_chunks(job_id))

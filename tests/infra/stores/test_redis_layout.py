@@ -138,3 +138,6 @@ def test_a_map_settles_after_redis_lost_its_scripts(jobs, redis_client) -> None:
     redis_client.script_flush()
     assert jobs.record_chunk_and_settle("j1", 1, "b again", Usage(calls=1)) is None
     assert jobs.get("j1").chunks_done == 2 and jobs.chunk_outputs("j1") == {0: "a", 1: "b"}
+    redis_client.script_flush()
+    assert jobs.begin_map("j1", 1, 10)[1:] == ("b", True)
+    assert jobs.get("j1").llm_calls_reserved == 1, "reserved once, not once per try"
