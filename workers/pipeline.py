@@ -83,6 +83,7 @@ def load(rt: Runtime, job_id: str) -> LiveJob | None:
 
 
 def live(rt: Runtime, job: JobRecord) -> LiveJob | None:
+    """`load` for a job record already read (a map reads it with its chunk, in one round trip)."""
     if job.status.terminal:
         return None
     output = rt.records.find_output(job.handle, job.tenant)
