@@ -38,6 +38,35 @@ class BadResourceURI(ValueError):
     """The URI names no toolout output (the server answers INVALID_PARAMS)."""
 
 
+class BadCursor(ValueError):
+    """A `resources/list` cursor this server did not hand out (the server answers INVALID_PARAMS)."""
+
+
+RESOURCES_PER_PAGE = 100
+"""A session can hold thousands of outputs; a client gets them a page at a time (`nextCursor`)."""
+
+
+def page_of(
+    resources: list[types.Resource], cursor: str | None, size: int = RESOURCES_PER_PAGE
+) -> tuple[list[types.Resource], str | None]:
+    """The page `cursor` points at (None: the first) and the cursor of the next one (None: this is the last).
+
+    The cursor is the next page's offset in the listing, which is in storing order, so a page stays put
+    while outputs are added; one removed meanwhile shifts the rest by one (MCP cursors promise no snapshot).
+    """
+    start = _offset(cursor)
+    end = start + size
+    return resources[start:end], str(end) if end < len(resources) else None
+
+
+def _offset(cursor: str | None) -> int:
+    if cursor is None:
+        return 0
+    if not cursor.isdigit():
+        raise BadCursor(f"not a cursor of this server: {cursor!r}")
+    return int(cursor)
+
+
 def window_uri(handle: str, offset: int) -> str:
     return output_uri(handle) if offset == 0 else f"{output_uri(handle)}/bytes/{offset}"
 

@@ -4,7 +4,7 @@
   `tool_output` sends `notifications/progress` (the SDK drops them unless the request carries a
   progress token).
 * resources — the stored outputs (`toolout.mcp.resources`): `resources/list` lists the session's
-  variables and files, two templates address any output by handle (`resources/read` returns a
+  variables and files (a page of 100 at a time), two templates address any output by handle (`resources/read` returns a
   window of its text), a third any session (its listing, as JSON).
 * transports — stdio (one client, the API key from `--api-key` / `TOOLOUT_API_KEY`) or streamable
   HTTP at `/mcp` (many clients: each request's `Authorization: Bearer <key>` is forwarded as its
@@ -32,7 +32,15 @@ from mcp.types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
 from toolout.mcp import DEFAULT_MAX_BYTES
-from toolout.mcp.resources import BadResourceURI, list_outputs, read_resource, resource_templates
+from toolout.mcp.resources import (
+    RESOURCES_PER_PAGE,
+    BadCursor,
+    BadResourceURI,
+    list_outputs,
+    page_of,
+    read_resource,
+    resource_templates,
+)
 from toolout.mcp.tools import DEFAULT_TIMEOUT, UnknownToolError, call_toolout_tool, toolout_tools
 
 RESOURCE_NOT_FOUND = -32002
@@ -56,6 +64,7 @@ class ServerConfig:
     session_id: str | None = None
     max_resource_bytes: int = DEFAULT_MAX_BYTES
     timeout: float = DEFAULT_TIMEOUT
+    resources_per_page: int = RESOURCES_PER_PAGE
 
 
 @dataclass(frozen=True)
@@ -123,9 +132,13 @@ def build_server(backend: Backend) -> Server[Any]:
 
     async def list_resources(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
         caller = backend.caller(ctx)
-        return types.ListResourcesResult(
-            resources=await _translated(list_outputs(caller.client, caller.session_id), config.api_url)
-        )
+
+        async def listing() -> tuple[list[types.Resource], str | None]:
+            listed = await list_outputs(caller.client, caller.session_id)
+            return page_of(listed, params.cursor if params else None, config.resources_per_page)
+
+        page, next_cursor = await _translated(listing(), config.api_url)
+        return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
     async def list_templates(
         ctx: Context, params: types.PaginatedRequestParams | None
@@ -152,7 +165,7 @@ async def _translated(work: Awaitable[T], api_url: str, *, not_found: int = INVA
     """The API's and the caller's failures as MCP errors (see the module docstring); a 404 gets `not_found`."""
     try:
         return await work
-    except (UnknownToolError, BadResourceURI) as exc:
+    except (UnknownToolError, BadResourceURI, BadCursor) as exc:
         raise MCPError(INVALID_PARAMS, str(exc)) from exc
     except ToolOutAPIError as exc:
         if exc.status == 404:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp.types.jsonrpc import INVALID_PARAMS
 
 from tests.toolout.fake_service import FakeService
 from toolout.client import AsyncToolOutClient
@@ -45,6 +46,33 @@ def test_lists_the_sessions_variables_as_resources() -> None:
     listed = run(backend, lambda c: c.list_resources()).resources
     assert [(r.uri, r.name, r.size) for r in listed] == [(output_uri(handle), "notes_fetch_1", len(TEXT.encode()))]
     assert listed[0].description.startswith("variable $notes_fetch_1 from notes.fetch: ")
+
+
+def test_a_long_listing_comes_a_page_at_a_time_in_storing_order() -> None:
+    service = FakeService()
+    backend, session, first = setup(service, resources_per_page=2)
+    sync = service.sync_client()
+    handles = [first] + [sync.store(session, f"output {n}", tool_name="notes.fetch")["handle"] for n in range(4)]
+
+    async def scenario(client: Client) -> tuple[list[list[str]], list[str | None], MCPError]:
+        pages: list[list[str]] = []
+        cursors: list[str | None] = []
+        cursor = None
+        while True:
+            result = await client.list_resources(cursor=cursor)
+            pages.append([str(r.uri) for r in result.resources])
+            cursor = result.next_cursor
+            cursors.append(cursor)
+            if cursor is None:
+                break
+        with pytest.raises(MCPError) as bad:
+            await client.list_resources(cursor="not-ours")
+        return pages, cursors, bad.value
+
+    pages, cursors, bad = run(backend, scenario)
+    assert pages == [[output_uri(h) for h in handles[i : i + 2]] for i in (0, 2, 4)]
+    assert cursors == ["2", "4", None]
+    assert bad.error.code == INVALID_PARAMS and "not-ours" in bad.error.message
 
 
 def test_without_a_session_the_list_is_empty() -> None:
