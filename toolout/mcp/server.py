@@ -32,6 +32,7 @@ from mcp.types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
 from toolout.mcp import DEFAULT_MAX_BYTES
+from toolout.mcp.clients import DEFAULT_MAX_CLIENTS, ClientCache
 from toolout.mcp.resources import (
     RESOURCES_PER_PAGE,
     BadCursor,
@@ -65,6 +66,8 @@ class ServerConfig:
     max_resource_bytes: int = DEFAULT_MAX_BYTES
     timeout: float = DEFAULT_TIMEOUT
     resources_per_page: int = RESOURCES_PER_PAGE
+    max_clients: int = DEFAULT_MAX_CLIENTS
+    """API clients kept, one per key (`toolout.mcp.clients`): an HTTP server meets one key per tenant."""
 
 
 @dataclass(frozen=True)
@@ -82,28 +85,26 @@ def _connect(api_url: str, api_key: str | None) -> AsyncToolOutClient:
 
 
 class Backend:
-    """The API clients, one per API key (HTTP callers bring their own), closed with the server."""
+    """The API clients, one per API key (HTTP callers bring their own; `toolout.mcp.clients` bounds how
+    many are kept), closed with the server."""
 
     def __init__(self, config: ServerConfig, connect: Connect = _connect) -> None:
         self.config = config
-        self._connect = connect
-        self._clients: dict[str | None, AsyncToolOutClient] = {}
+        self._clients = ClientCache(lambda key: connect(config.api_url, key), config.max_clients)
 
-    def caller(self, ctx: Context) -> Caller:
+    @contextlib.asynccontextmanager
+    async def caller(self, ctx: Context) -> AsyncIterator[Caller]:
         """The client and session for this request: its HTTP headers' when it has them, else the server's."""
         headers = getattr(ctx.request, "headers", None) or {}
         key = _bearer(headers.get("authorization")) or self.config.api_key
-        return Caller(self._client(key), headers.get(SESSION_HEADER) or self.config.session_id)
+        async with self._clients.using(key) as client:
+            yield Caller(client, headers.get(SESSION_HEADER) or self.config.session_id)
 
-    def _client(self, api_key: str | None) -> AsyncToolOutClient:
-        if api_key not in self._clients:
-            self._clients[api_key] = self._connect(self.config.api_url, api_key)
-        return self._clients[api_key]
+    def clients_kept(self) -> int:
+        return len(self._clients)
 
     async def aclose(self) -> None:
-        for client in self._clients.values():
-            await client.aclose()
-        self._clients.clear()
+        await self._clients.aclose()
 
 
 def _bearer(authorization: str | None) -> str | None:
@@ -119,25 +120,24 @@ def build_server(backend: Backend) -> Server[Any]:
         return types.ListToolsResult(tools=toolout_tools())
 
     async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
-        caller = backend.caller(ctx)
-        call = call_toolout_tool(
-            caller.client,
-            params.name,
-            params.arguments,
-            progress=ctx.session.report_progress,  # a no-op unless the caller asked for progress
-            session_id=caller.session_id,
-            timeout=config.timeout,
-        )
-        return await _translated(call, config.api_url)
+        async with backend.caller(ctx) as caller:
+            call = call_toolout_tool(
+                caller.client,
+                params.name,
+                params.arguments,
+                progress=ctx.session.report_progress,  # a no-op unless the caller asked for progress
+                session_id=caller.session_id,
+                timeout=config.timeout,
+            )
+            return await _translated(call, config.api_url)
 
     async def list_resources(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        caller = backend.caller(ctx)
-
-        async def listing() -> tuple[list[types.Resource], str | None]:
+        async def listing(caller: Caller) -> tuple[list[types.Resource], str | None]:
             listed = await list_outputs(caller.client, caller.session_id)
             return page_of(listed, params.cursor if params else None, config.resources_per_page)
 
-        page, next_cursor = await _translated(listing(), config.api_url)
+        async with backend.caller(ctx) as caller:
+            page, next_cursor = await _translated(listing(caller), config.api_url)
         return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
 
     async def list_templates(
@@ -146,8 +146,9 @@ def build_server(backend: Backend) -> Server[Any]:
         return types.ListResourceTemplatesResult(resource_templates=resource_templates())
 
     async def read(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        read = read_resource(backend.caller(ctx).client, params.uri, max_bytes=config.max_resource_bytes)
-        return await _translated(read, config.api_url, not_found=RESOURCE_NOT_FOUND)
+        async with backend.caller(ctx) as caller:
+            read = read_resource(caller.client, params.uri, max_bytes=config.max_resource_bytes)
+            return await _translated(read, config.api_url, not_found=RESOURCE_NOT_FOUND)
 
     return Server(
         "toolout",

@@ -19,7 +19,7 @@ from tests.toolout.fake_service import FakeService
 from toolout.client import AsyncToolOutClient
 from toolout.mcp import output_uri
 from toolout.mcp.resources import parse_uri, utf8_prefix, window_uri
-from toolout.mcp.server import RESOURCE_NOT_FOUND, Backend, ServerConfig, build_server
+from toolout.mcp.server import RESOURCE_NOT_FOUND, Backend, Caller, ServerConfig, build_server
 
 TEXT = "".join(f"{n:03d} ünïcödé line\n" for n in range(200))  # multi-byte characters everywhere
 
@@ -196,11 +196,26 @@ def test_http_callers_bring_their_key_and_session() -> None:
         return AsyncToolOutClient(url, api_key=key)
 
     backend = Backend(ServerConfig("http://api", api_key="server-key", session_id="server-session"), connect)
-    mine = backend.caller(headers(**{"authorization": "Bearer caller-key", "x-toolout-session": "caller-session"}))
+
+    async def callers(*contexts: Any) -> list[Caller]:
+        found = []
+        for ctx in contexts:
+            async with backend.caller(ctx) as caller:
+                found.append(caller)
+        return found
+
+    mine, basic, bare, default, again = asyncio.run(
+        callers(
+            headers(**{"authorization": "Bearer caller-key", "x-toolout-session": "caller-session"}),
+            headers(authorization="Basic xyz"),
+            SimpleNamespace(request=None),
+            headers(),
+            headers(authorization="bearer caller-key"),
+        )
+    )
     assert mine.session_id == "caller-session" and mine.client._http.headers["Authorization"] == "Bearer caller-key"
-    assert backend.caller(headers(authorization="Basic xyz")).session_id == "server-session"
-    assert backend.caller(SimpleNamespace(request=None)).client is backend.caller(headers()).client
-    assert backend.caller(headers(authorization="bearer caller-key")).client is mine.client
+    assert basic.session_id == "server-session" and bare.client is default.client is basic.client
+    assert again.client is mine.client
     assert keys == ["caller-key", "server-key"]  # one client per key, reused
     asyncio.run(backend.aclose())
 
