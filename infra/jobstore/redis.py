@@ -188,7 +188,8 @@ class RedisJobStore(JobStore):
         return None if found is None else text(found)
 
     def begin_map(self, job_id: str, index: int, call_limit: int) -> tuple[JobRecord, str | None, bool]:
-        """One round trip (a busy worker pays a GIL hand-off for each; three of them cost ~0.3 ms per map each)."""
+        """One round trip instead of three: in a busy worker each round trip is a GIL hand-off (~10 ms per
+        32-chunk job when the model answers at once)."""
 
         def reads(pipe: redis.client.Pipeline) -> None:
             pipe.hgetall(keys.job(job_id))

@@ -100,9 +100,6 @@ class Backend:
         async with self._clients.using(key) as client:
             yield Caller(client, headers.get(SESSION_HEADER) or self.config.session_id)
 
-    def clients_kept(self) -> int:
-        return len(self._clients)
-
     async def aclose(self) -> None:
         await self._clients.aclose()
 
