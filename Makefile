@@ -45,7 +45,7 @@ test-light: install
 	$(LIGHT)/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps .
 	$(LIGHT)/bin/python -m pip install --quiet --disable-pip-version-check ".[test]"
 	@rm -rf build  # setuptools' in-tree build folder: not source
-	cd $(LIGHT) && bin/python -c 'import importlib.util as u, toolout.cli, toolout.client, toolout.toolkit, extraction.strict_schema; \
+	cd $(LIGHT) && bin/python -c 'import importlib.util as u, toolout.cli, toolout.client, toolout.toolkit, extraction.schemas.strict_schema; \
 	  heavy = [m for m in ("celery", "boto3", "litellm", "fastapi", "redis") if u.find_spec(m)]; \
 	  assert not heavy, f"the light install pulled in {heavy}"; print("light install: SDK and toolkit import; no server packages")'
 	TIKTOKEN_CACHE_DIR=$$($(PY) -c 'from infra.tokenizer_files import litellm_tokenizer_dir as d; print(d())') \

@@ -15,7 +15,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from api.auth import authenticate, bearer_scheme
 from api.metrics import Metrics
-from extraction.mapreduce import ModelLimits
+from extraction.strategies.mapreduce import ModelLimits
 from infra.apikeys import ApiKeyStore
 from infra.blobstore import BlobStore
 from infra.idempotency import IdempotencyStore

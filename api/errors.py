@@ -21,11 +21,11 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
-from extraction.buffer_ops import BufferOpError
+from extraction.buffers.ops import BufferOpError
+from extraction.directives.file_paths import InvalidFilePath
+from extraction.directives.specs import DirectiveError, InvalidDestination, InvalidSource
 from extraction.errors import Conflict, InvalidInput, NotFound, PatternError, PayloadTooLarge, ToolOutError
-from extraction.file_paths import InvalidFilePath
-from extraction.output_routing import DirectiveError, InvalidDestination, InvalidSource
-from extraction.variable_errors import VariableError
+from extraction.variables.errors import VariableError
 from infra.errors import BackendUnavailable, BudgetExceeded, IdempotencyKeyReused, TooManyRequests, Unauthorized
 from infra.webhooks import InvalidCallbackUrl, WebhooksNotConfigured
 

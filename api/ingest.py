@@ -25,9 +25,9 @@ from urllib.parse import unquote, urlparse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
+from extraction.documents.lines import LineIndex
+from extraction.documents.stats import Measured
 from extraction.errors import InvalidInput, PayloadTooLarge
-from extraction.lines import LineIndex
-from extraction.stats import Measured
 from infra.settings import Settings
 from infra.versions import Known, Meter
 

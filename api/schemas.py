@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
-from extraction.routing import Mode
+from extraction.strategies.routing import Mode
 from infra.estimates import ExtractionEstimate
 from infra.jobstore import JobRecord
 from infra.records import OutputRecord, SessionRecord

@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 
 from api.deps import Services
-from extraction.variable_names import validate_name
+from extraction.variables.names import validate_name
 from infra.outputs import write_options
 from infra.records import SessionRecord
 from infra.session_buffers import SessionBuffers

@@ -1,6 +1,6 @@
 """Where an upload goes: its `name`, `output` and `write_mode` parameters (query or header; the header wins).
 
-The texts are parsed by the pure routing code (`extraction.output_routing.make_route`), so an upload's
+The texts are parsed by the pure routing code (`extraction.directives.specs.make_route`), so an upload's
 route means exactly what the same `output=`/`write-mode=` means in a directive:
 
 * `inline` (the default): today's upload; the output is also a variable, named `name` when given
@@ -22,9 +22,9 @@ from typing import Annotated
 
 from fastapi import Header, Query
 
-from extraction.file_paths import expand_path
-from extraction.output_routing import DestinationKind, InvalidDestination, OutputRoute, WriteMode, make_route
-from extraction.variable_names import validate_name
+from extraction.directives.file_paths import expand_path
+from extraction.directives.specs import DestinationKind, InvalidDestination, OutputRoute, WriteMode, make_route
+from extraction.variables.names import validate_name
 from infra.outputs import Target
 from infra.records import Space
 

@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from api.schemas import GrepView, ReadView
-from extraction.output_routing import WriteMode
-from extraction.variables import ResolveWarning
+from extraction.directives.specs import WriteMode
+from extraction.variables.resolve import ResolveWarning
 from infra.records import OutputRecord
 
 

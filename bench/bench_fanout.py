@@ -17,7 +17,7 @@ still checks that the baseline plans the job's count. Then, alternating after on
             then the reduce tree toolout's pipeline builds from those answers (plan_reduce_groups
             level after level: groups reduced in parallel, a one-output group passed through, one
             final reduce). Each call is `litellm.acompletion` with the exact keyword arguments the
-            worker's client sends (LiteLLMClient._request), prompts from extraction.prompts, chunks
+            worker's client sends (LiteLLMClient._request), prompts from extraction.texts.prompts, chunks
             from the same planner, answers parsed by the same final-report parser.
 
 Runs alternate, after one warm-up of each, and each waits until the stack's processes and this
@@ -58,9 +58,9 @@ from bench.bench_service import (  # noqa: E402
 from bench.fanout_docs import OVERLAP_PERCENT, plan_like, sized_doc  # noqa: E402
 from bench.idle import settle, stack_pids  # noqa: E402
 from bench.report import print_table, verdict  # noqa: E402
-from extraction.mapreduce import ModelLimits, plan_reduce_groups  # noqa: E402
-from extraction.prompts import map_messages, reduce_messages  # noqa: E402
-from extraction.report import FinalReport, parse_final_report  # noqa: E402
+from extraction.strategies.mapreduce import ModelLimits, plan_reduce_groups  # noqa: E402
+from extraction.texts.prompts import map_messages, reduce_messages  # noqa: E402
+from extraction.texts.report import FinalReport, parse_final_report  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import ToolOutClient  # noqa: E402
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from extraction.grep import grep_lines
-from extraction.lines import LineIndex, index_blob
+from extraction.documents.grep import grep_lines
+from extraction.documents.lines import LineIndex, index_blob
 from infra.grep_engine import compile_matcher
 
 TARGET = 1.5

@@ -47,11 +47,11 @@ import httpx  # noqa: E402
 import redis  # noqa: E402
 
 from bench.report import print_table, verdict  # noqa: E402
-from extraction.chunking import chunk_budget, plan_chunks  # noqa: E402
-from extraction.mapreduce import ModelLimits, map_prompt_tokens  # noqa: E402
-from extraction.nonce import new_nonce  # noqa: E402
-from extraction.prompts import PromptContext, map_messages, reduce_messages  # noqa: E402
-from extraction.stats import PIECE_BYTES, default_threads, measure  # noqa: E402
+from extraction.documents.chunking import chunk_budget, plan_chunks  # noqa: E402
+from extraction.documents.stats import PIECE_BYTES, default_threads, measure  # noqa: E402
+from extraction.strategies.mapreduce import ModelLimits, map_prompt_tokens  # noqa: E402
+from extraction.texts.nonce import new_nonce  # noqa: E402
+from extraction.texts.prompts import PromptContext, map_messages, reduce_messages  # noqa: E402
 from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import TERMINAL, ToolOutClient  # noqa: E402

@@ -31,9 +31,16 @@ from infra.tokenizer_files import ensure_offline_encodings
 
 ensure_offline_encodings()
 
-from extraction.chunking import chunk_budget, plan_chunks  # noqa: E402
-from extraction.stats import BATCH_BYTES, PIECE_BYTES, StatsCounter, default_threads, group_into_batches, piece_ends  # noqa: E402
-from extraction.tokens import DEFAULT_ENCODING, get_encoding  # noqa: E402
+from extraction.documents.chunking import chunk_budget, plan_chunks  # noqa: E402
+from extraction.documents.stats import (  # noqa: E402
+    BATCH_BYTES,
+    PIECE_BYTES,
+    StatsCounter,
+    default_threads,
+    group_into_batches,
+    piece_ends,
+)
+from extraction.documents.tokens import DEFAULT_ENCODING, get_encoding  # noqa: E402
 
 MB = 1_000_000
 BLOCK_BYTES = 8 << 20

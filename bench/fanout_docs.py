@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from bench.bench_service import Plan, prompt_context
-from extraction.chunking import Chunk, chunk_budget, plan_chunks
-from extraction.mapreduce import ModelLimits, map_prompt_tokens
-from extraction.prompts import PromptContext
-from extraction.stats import TokenIndex, measure
+from extraction.documents.chunking import Chunk, chunk_budget, plan_chunks
+from extraction.documents.stats import TokenIndex, measure
+from extraction.strategies.mapreduce import ModelLimits, map_prompt_tokens
+from extraction.texts.prompts import PromptContext
 from toolout import datasets
 
 OVERLAP_PERCENT = 10.0

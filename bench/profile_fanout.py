@@ -249,7 +249,10 @@ CAUSES = [
         ("celery/canvas.py", "celery/app/amqp.py", "kombu/messaging.py"),
     ),
     ("kombu: consuming, QoS, acks", ("kombu/",)),
-    ("chunk planning (token positions, tiktoken)", ("extraction/chunking.py", "token_positions.py", "tiktoken/")),
+    (
+        "chunk planning (token positions, tiktoken)",
+        ("extraction/documents/chunking.py", "token_positions.py", "tiktoken/"),
+    ),
     ("toolout's Redis calls (redis-py under workers/infra)", ("redis/",)),
     ("toolout, other (pipeline, prompts, pydantic)", ("workers/", "infra/", "extraction/", "pydantic")),
     ("celery worker machinery (trace, request, loop)", ("celery/",)),

@@ -16,9 +16,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from extraction.nonce import WIDEST_NONCE
-from extraction.prompts import PromptContext, map_messages, read_grep_messages, reduce_messages
-from extraction.tools import grep_tool, read_tool
+from extraction.texts.nonce import WIDEST_NONCE
+from extraction.texts.prompts import PromptContext, map_messages, read_grep_messages, reduce_messages
+from extraction.texts.tools import grep_tool, read_tool
 
 PIPELINE_EPOCH = 1
 """Raise when the extraction logic changes answers in a way the hashed prompt texts do not show

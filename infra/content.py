@@ -15,9 +15,9 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterator
 
-from extraction.lines import count_chars
+from extraction.documents.lines import count_chars
+from extraction.documents.stats import TokenIndex, measure
 from extraction.protocols import BlobReader
-from extraction.stats import TokenIndex, measure
 from infra.blobstore import BlobStore
 from infra.records import OutputRecord
 

@@ -1,7 +1,7 @@
 """What an extraction would cost, without running it: the start step's decisions plus litellm's prices.
 
 The budget, the route and the chunks come from the very functions the worker's start step calls
-(`extraction.planning`, `infra.job_planning`), and the counting from `extraction.estimate`, which
+(`extraction.strategies.planning`, `infra.job_planning`), and the counting from `extraction.strategies.estimate`, which
 follows the reduce plan the job will follow; this module only adds the deployment around them
 (settings, the blob store) and the price of those tokens from litellm's cost map.
 """
@@ -12,14 +12,14 @@ from collections.abc import Callable
 
 from pydantic import Field
 
-from extraction import estimate
 from extraction.errors import ExtractionError
-from extraction.mapreduce import ModelLimits
-from extraction.nonce import WIDEST_NONCE
-from extraction.planning import chunk_budget_for, route_document
-from extraction.prompts import PromptContext
-from extraction.routing import Mode, RoutingDecision
-from extraction.tools import sub_agent_tools
+from extraction.strategies import estimate
+from extraction.strategies.mapreduce import ModelLimits
+from extraction.strategies.planning import chunk_budget_for, route_document
+from extraction.strategies.routing import Mode, RoutingDecision
+from extraction.texts.nonce import WIDEST_NONCE
+from extraction.texts.prompts import PromptContext
+from extraction.texts.tools import sub_agent_tools
 from infra.blobstore import BlobStore
 from infra.errors import BudgetExceeded
 from infra.job_planning import agent_bounds, plan_output_chunks, planning_rules

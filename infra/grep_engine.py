@@ -13,8 +13,7 @@ from collections.abc import Iterator
 
 import re2
 
-from extraction.errors import InvalidInput, PatternError
-from extraction.line_matchers import (
+from extraction.documents.line_matchers import (
     LineMatcher,
     LiteralMatcher,
     check_pattern,
@@ -22,7 +21,8 @@ from extraction.line_matchers import (
     iter_line_hits,
     iter_view_hits,
 )
-from extraction.lines import decode
+from extraction.documents.lines import decode
+from extraction.errors import InvalidInput, PatternError
 
 MAX_PATTERN_CHARS = 4096
 MAX_MEM = 64 << 20  # RE2's program + DFA cache budget; past it RE2 falls back to its (still linear) NFA

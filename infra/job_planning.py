@@ -1,6 +1,6 @@
 """A stored output's plan, as the worker's start step and the API's estimate both make it.
 
-The decisions themselves are pure (`extraction.planning`, `extraction.chunking`); this supplies
+The decisions themselves are pure (`extraction.strategies.planning`, `extraction.documents.chunking`); this supplies
 what they need from this deployment: the planning settings, and the output's token index and bytes
 from the blob store.
 """
@@ -14,11 +14,11 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
-from extraction import chunking, stats, token_positions, tokens
-from extraction.agent import AgentBounds
-from extraction.chunking import Chunk, plan_chunks
-from extraction.mapreduce import ModelLimits
-from extraction.planning import PlanningRules
+from extraction.documents import chunking, stats, token_positions, tokens
+from extraction.documents.chunking import Chunk, plan_chunks
+from extraction.strategies.agent import AgentBounds
+from extraction.strategies.mapreduce import ModelLimits
+from extraction.strategies.planning import PlanningRules
 from infra.blobstore import BlobStore
 from infra.content import read_content, token_index
 from infra.records import OutputRecord, RecordStore

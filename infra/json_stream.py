@@ -1,8 +1,8 @@
 """Resolving a `$ref` path inside a JSON document as it streams: `$big.items[3].id` without loading `$big`.
 
 The document is parsed with ijson (yajl2 in C) into events and walked one path step at a time, with
-the path rules of `extraction.variable_paths` and the error constructors of
-`extraction.variable_errors`, so a reference fails here with exactly the words it fails with in
+the path rules of `extraction.variables.paths` and the error constructors of
+`extraction.variables.errors`, so a reference fails here with exactly the words it fails with in
 memory. Only the value at the end of the path is built, and only up to `max_chars` characters of its
 compact JSON (past that it is counted, not kept, so the error can say how big it is): memory stays
 bounded by the limit, not by the document.
@@ -25,9 +25,9 @@ from typing import Any, Final
 
 import ijson
 
-from extraction.variable_errors import index_out_of_range, missing_key, not_a_container, value_too_large
-from extraction.variable_paths import compact_json
-from extraction.variable_refs import Ref, format_ref
+from extraction.variables.errors import index_out_of_range, missing_key, not_a_container, value_too_large
+from extraction.variables.paths import compact_json
+from extraction.variables.refs import Ref, format_ref
 
 Event = tuple[str, Any]
 OpenBlocks = Callable[[], Iterator[bytes]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from extraction.mapreduce import ModelLimits
+from extraction.strategies.mapreduce import ModelLimits
 
 if TYPE_CHECKING:
     from infra.settings import Settings

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import logging
 
+from extraction.documents.lines import LineIndex
+from extraction.documents.stats import Measured
 from extraction.errors import NotFound
-from extraction.lines import LineIndex
-from extraction.stats import Measured
 from infra.blobstore import BlobStore
 from infra.content import stored_blob_keys
 from infra.placement import DEFAULT_TARGET, Target, place

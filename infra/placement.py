@@ -4,11 +4,11 @@ Seed 003's write modes over immutable versions (`infra.versions`):
 
 * `replace`: the part becomes the new version; the variable keeps its `created_at`.
 * `append`: a new version holding the current content, a newline when it does not end with one,
-  then the part (`extraction.buffer_store.append_separator`); with no current version the part
-  itself. The content type follows `extraction.buffer_store.appended_content_type` (JSON + JSON
+  then the part (`extraction.buffers.store.append_separator`); with no current version the part
+  itself. The content type follows `extraction.buffers.store.appended_content_type` (JSON + JSON
   is text: two documents in a row are not one JSON value).
-* `new`: a fresh name (`extraction.variable_names.fresh_name`: `foo`, `foo_2`, …) or file path
-  (`extraction.file_paths.fresh_file_path`: `a.md`, `a_2.md`, …).
+* `new`: a fresh name (`extraction.variables.names.fresh_name`: `foo`, `foo_2`, …) or file path
+  (`extraction.directives.file_paths.fresh_file_path`: `a.md`, `a_2.md`, …).
 * no name (`Target.key is None`): the default name `<tool>_<n>`, `n` counted per tool per session.
 
 Every attempt ends with one compare-and-set of the alias (`RecordStore.bind_alias`): it binds only if
@@ -23,10 +23,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from extraction.directives.file_paths import fresh_file_path
+from extraction.directives.specs import WriteMode
 from extraction.errors import Conflict
-from extraction.file_paths import fresh_file_path
-from extraction.output_routing import WriteMode
-from extraction.variable_names import default_name, fresh_name, tool_base_name
+from extraction.variables.names import default_name, fresh_name, tool_base_name
 from infra.records import OutputRecord, RecordStore, Space
 from infra.versions import Part
 

@@ -1,7 +1,7 @@
 """buffer_ops on the server: the pure `BufferStore` protocol over a session's stored variables.
 
 The tool's rules (argument checks, read limits, the texts the model sees) are all
-`extraction.buffer_ops`; this module only reads and writes. Lines and grep go through
+`extraction.buffers.ops`; this module only reads and writes. Lines and grep go through
 `infra.stored_output.StoredOutput` — the same code as `/v1/outputs/{handle}/lines|grep` and the
 read-grep sub-agent, RE2 included — and `export` writes a session file with `infra.outputs.store_output`,
 so an export is placed (write modes, compare-and-set) exactly like a routed upload.
@@ -17,12 +17,12 @@ import codecs
 import datetime as dt
 from collections.abc import Sequence
 
-from extraction.buffer_store import BufferInfo, ExportResult, unknown_buffer
-from extraction.grep import GrepResult
-from extraction.line_matchers import LineMatcher
-from extraction.lines import ReadResult
-from extraction.output_routing import WriteMode
-from extraction.stats import Measured
+from extraction.buffers.store import BufferInfo, ExportResult, unknown_buffer
+from extraction.directives.specs import WriteMode
+from extraction.documents.grep import GrepResult
+from extraction.documents.line_matchers import LineMatcher
+from extraction.documents.lines import ReadResult
+from extraction.documents.stats import Measured
 from infra.blobstore import BlobStore
 from infra.content import HEAD_BYTES, iter_content, read_content, token_index
 from infra.outputs import Target, UploadMeta, WriteOptions, store_output

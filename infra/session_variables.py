@@ -1,6 +1,6 @@
 """A session's variables as the pure resolver sees them: the `VariableSource` over stored outputs.
 
-`extraction.variables.resolve` / `interpolate` and `extraction.variable_stream.VariableStream` run
+`extraction.variables.resolve.resolve` / `interpolate` and `extraction.variables.stream.VariableStream` run
 unchanged against `SessionVariables`; this module only answers "what is `$name.path`" for one stored
 version, reading no more of it than the answer needs:
 
@@ -22,8 +22,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from extraction.errors import NotFound
-from extraction.variable_errors import not_json, unknown_variable, value_too_large
-from extraction.variable_refs import Ref, format_ref
+from extraction.variables.errors import not_json, unknown_variable, value_too_large
+from extraction.variables.refs import Ref, format_ref
 from infra.blobstore import BlobStore
 from infra.content import HEAD_BYTES, iter_content, json_candidate, json_declared, read_content
 from infra.json_stream import NotJSONDocument, lookup_json

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from extraction.documents.grep import GrepResult, grep_lines
+from extraction.documents.line_matchers import LineMatcher
+from extraction.documents.lines import (
+    DEFAULT_MAX_LINE_CHARS,
+    LineIndex,
+    ReadResult,
+    build_line_index,
+    index_blob,
+    read_lines,
+)
 from extraction.errors import NotFound
-from extraction.grep import GrepResult, grep_lines
-from extraction.line_matchers import LineMatcher
-from extraction.lines import DEFAULT_MAX_LINE_CHARS, LineIndex, ReadResult, build_line_index, index_blob, read_lines
 from infra.blobstore import BlobStore
 from infra.content import content_reader
 from infra.grep_engine import compile_matcher

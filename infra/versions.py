@@ -6,7 +6,7 @@ therefore always means writing a new version and then moving its alias (`infra.p
 
 * the uploaded `Part` becomes a version as it is (write modes `replace`, `new`, a first `append`);
 * `appended(current, part)` streams the current version's content, the separator of
-  `extraction.buffer_store.append_separator` and the part into a new version, measuring it on the
+  `extraction.buffers.store.append_separator` and the part into a new version, measuring it on the
   way (stats, token index, line index, characters, preview) — never holding it whole.
 
 Small contents (at most `WriteOptions.inline_max_bytes`) are kept in the record itself: storing a
@@ -25,11 +25,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from extraction.buffer_store import append_separator, appended_content_type
-from extraction.lines import LineIndex, LineIndexBuilder, count_chars
-from extraction.stats import Measured, StatsCounter
-from extraction.tokens import DEFAULT_ENCODING
-from extraction.variable_prompts import preview, preview_from_head
+from extraction.buffers.store import append_separator, appended_content_type
+from extraction.documents.lines import LineIndex, LineIndexBuilder, count_chars
+from extraction.documents.stats import Measured, StatsCounter
+from extraction.documents.tokens import DEFAULT_ENCODING
+from extraction.variables.prompts import preview, preview_from_head
 from infra.blobstore import BlobStore
 from infra.content import HEAD_BYTES, char_count, head_text, iter_content, json_candidate, read_content
 from infra.records import OutputRecord, SessionRecord, blob_key, new_id

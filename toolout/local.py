@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from extraction.lines import build_line_index
-from extraction.mapreduce import ModelLimits
-from extraction.oversize import is_oversized, too_large_message
+from extraction.documents.lines import build_line_index
+from extraction.documents.stats import DocumentStats, measure
 from extraction.protocols import LLM
-from extraction.stats import DocumentStats, measure
+from extraction.strategies.mapreduce import ModelLimits
+from extraction.texts.oversize import is_oversized, too_large_message
 from infra.jobstore import JobRecord, new_job
 from infra.outputs import UploadMeta, store_output
 from infra.settings import Settings

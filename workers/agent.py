@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from extraction.agent import AgentBounds, run_agent
-from extraction.prompts import read_grep_messages
-from extraction.routing import Mode
-from extraction.tools import sub_agent_tools
+from extraction.strategies.agent import AgentBounds, run_agent
+from extraction.strategies.routing import Mode
+from extraction.texts.prompts import read_grep_messages
+from extraction.texts.tools import sub_agent_tools
 from infra.job_planning import agent_bounds
 from infra.records import session_prefix
 from infra.stored_output import PinnedTools, StoredOutput

@@ -11,7 +11,7 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_ready
 
-from extraction.tokens import token_byte_lengths
+from extraction.documents.tokens import token_byte_lengths
 from infra.settings import Settings
 from infra.stores import open_stores
 from infra.tokenizer_files import ensure_offline_encodings

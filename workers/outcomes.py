@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 
-from extraction.coverage import coverage_warning
 from extraction.errors import ToolOutError
-from extraction.report import FinalReport
-from extraction.results import abstract_text, failed_text, not_found_abstract, unknown_handle_text
-from extraction.truncate import fallback_text, read_sizes, truncate_head_tail
+from extraction.strategies.coverage import coverage_warning
+from extraction.strategies.truncate import fallback_text, read_sizes, truncate_head_tail
+from extraction.texts.report import FinalReport
+from extraction.texts.results import abstract_text, failed_text, not_found_abstract, unknown_handle_text
 from infra.content import read_content
 from infra.jobstore import JobRecord, JobStatus
 from infra.records import OutputRecord

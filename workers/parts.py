@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import logging
 
-from extraction.chunking import Chunk
-from extraction.coverage import FailedRange, limit_reason, over_limit
+from extraction.documents.chunking import Chunk
 from extraction.errors import ExtractionError, ReportParseError
 from extraction.protocols import Usage
+from extraction.strategies.coverage import FailedRange, limit_reason, over_limit
 from infra.errors import LLMCallError
 from infra.jobstore import JobRecord
 from infra.records import OutputRecord

@@ -10,17 +10,17 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from extraction import planning
-from extraction.chunking import Chunk
+from extraction.documents.chunking import Chunk
+from extraction.documents.tokens import decode_lossy
 from extraction.errors import ExtractionError
-from extraction.mapreduce import map_chunk, plan_reduce_groups, reduce_chunk_outputs
-from extraction.prompts import PromptContext
 from extraction.protocols import Usage
-from extraction.reduce_plan import ensure_depth
-from extraction.report import FinalReport, says_not_found
-from extraction.results import abstract_text
-from extraction.routing import Mode, RoutingDecision
-from extraction.tokens import decode_lossy
+from extraction.strategies import planning
+from extraction.strategies.mapreduce import map_chunk, plan_reduce_groups, reduce_chunk_outputs
+from extraction.strategies.reduce_plan import ensure_depth
+from extraction.strategies.routing import Mode, RoutingDecision
+from extraction.texts.prompts import PromptContext
+from extraction.texts.report import FinalReport, says_not_found
+from extraction.texts.results import abstract_text
 from infra.content import read_content
 from infra.job_planning import plan_output_chunks, planning_rules
 from infra.jobstore import JobRecord, JobStatus

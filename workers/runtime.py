@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from extraction.mapreduce import ModelLimits
 from extraction.protocols import LLM
+from extraction.strategies.mapreduce import ModelLimits
 from infra.blobstore import BlobStore
 from infra.jobstore import JobStore
 from infra.model_info import model_limits_for

@@ -5,7 +5,7 @@ should see. A misuse by the model (no range, an unknown buffer, a bad regex) is 
 with the `Error: …` text and `X-Tool-Error: true`; only a body that is not a JSON object is a 422.
 
 The REST routes (`…/variables/{name}/peek|read|export`, `…/search`) run the very same operation through
-`extraction.buffer_ops.run_buffer_op` — same checks, same limits — and answer JSON: the window or matches
+`extraction.buffers.ops.run_buffer_op` — same checks, same limits — and answer JSON: the window or matches
 that were read (captured on the way to the store) plus `rendered`, the text `buffer_ops` would show.
 Their mistakes are ordinary HTTP errors (422 for a bad range, 404 for an unknown name).
 """
@@ -34,13 +34,13 @@ from api.variable_schemas import (
     LinesWindow,
     SearchView,
 )
-from extraction.buffer_ops import BUFFER_OPS_PARAMETERS, BufferLimits, run_buffer_op
-from extraction.buffer_store import BufferInfo, ExportResult
+from extraction.buffers.ops import BUFFER_OPS_PARAMETERS, BufferLimits, run_buffer_op
+from extraction.buffers.store import BufferInfo, ExportResult
+from extraction.directives.specs import WriteMode
+from extraction.documents.grep import GrepResult
+from extraction.documents.line_matchers import LineMatcher
+from extraction.documents.lines import ReadResult
 from extraction.errors import InvalidInput, NotFound
-from extraction.grep import GrepResult
-from extraction.line_matchers import LineMatcher
-from extraction.lines import ReadResult
-from extraction.output_routing import WriteMode
 from infra.grep_engine import MAX_PATTERN_CHARS, compile_matcher
 from infra.records import Space
 from infra.session_buffers import SessionBuffers
@@ -53,7 +53,7 @@ TOOL_ERROR_HEADER = "X-Tool-Error"
 _TOOL_CALL_BODY = {
     "requestBody": {
         "required": True,
-        "description": "The buffer_ops tool call's arguments, verbatim (extraction.buffer_ops.buffer_ops_tool()).",
+        "description": "The buffer_ops tool call's arguments, verbatim (extraction.buffers.ops.buffer_ops_tool()).",
         "content": {"application/json": {"schema": BUFFER_OPS_PARAMETERS}},
     }
 }
@@ -135,7 +135,7 @@ def _tool_arguments(body: bytes) -> dict[str, Any]:
 
 
 def _tool_result(store: SessionBuffers, args: dict[str, Any]) -> PlainTextResponse:
-    """Misuse is a tool result, not an HTTP failure (the classes `extraction.buffer_ops.execute_buffer_op` catches)."""
+    """Misuse is a tool result, not an HTTP failure (the classes `extraction.buffers.ops.execute_buffer_op` catches)."""
     try:
         return PlainTextResponse(_run(store, args))
     except (InvalidInput, NotFound) as err:

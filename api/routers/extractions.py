@@ -35,7 +35,7 @@ from api.idempotency import IdempotencyKey, idempotent
 from api.routers import API_PREFIX
 from api.schemas import EstimateView, ExtractionRequest, JobView, job_view
 from extraction.errors import Conflict, NotFound
-from extraction.results import unknown_handle_text
+from extraction.texts.results import unknown_handle_text
 from infra.errors import BackendUnavailable
 from infra.estimates import ExtractionEstimate, check_budget, estimate_extraction
 from infra.idempotency import fingerprint

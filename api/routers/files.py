@@ -1,7 +1,8 @@
 """The session's file space: stored outputs with a path (`output=file:PATH` uploads and buffer_ops exports).
 
 A file is read like any stored output, through `/v1/outputs/{handle}/content|lines|grep`; listing gives
-each path's current handle. Paths are relative (`extraction.file_paths`); `{today}` was expanded when written.
+each path's current handle. Paths are relative (`extraction.directives.file_paths`); `{today}` was expanded
+when written.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Both routes are thin on purpose: `infra.stored_output.StoredOutput` is the one implementation the
 read-grep sub-agent also uses, so an agent reading over REST sees byte for byte what the sub-agent
-sees. The query parameters mirror `extraction.tools.READ_PARAMETERS` / `GREP_PARAMETERS` (same
+sees. The query parameters mirror `extraction.texts.tools.READ_PARAMETERS` / `GREP_PARAMETERS` (same
 names, same minimums, plus the upper caps a server needs), and unknown ones are refused the way
 those schemas' `additionalProperties: false` refuses them, so a typo like `ignorecase=true` is a
 422 instead of a silently different search.

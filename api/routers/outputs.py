@@ -37,10 +37,10 @@ from api.schemas import (
     output_view,
 )
 from api.upload_routing import UploadRoute, upload_route, utc_today
+from extraction.directives.manifest import tool_manifest
+from extraction.directives.specs import DestinationKind
 from extraction.errors import InvalidInput
-from extraction.manifest import tool_manifest
-from extraction.output_routing import DestinationKind
-from extraction.oversize import is_oversized, too_large_message
+from extraction.texts.oversize import is_oversized, too_large_message
 from infra.blobstore import BlobStore
 from infra.content import content_reader
 from infra.idempotency import fingerprint

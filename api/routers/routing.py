@@ -1,8 +1,8 @@
 """The routing directives of seed 003, parsed by the pure parser the SDK also uses (no session, no I/O).
 
-`{"text": "@tools a(output=variable:x), b(output=file:r/{today})"}` → `extraction.directives.parse_directives`;
+`{"text": "@tools a(output=variable:x), b(output=file:r/{today})"}` → `extraction.directives.syntax.parse_directives`;
 `{"tools": {"a": {"output": "variable:x", "write_mode": "replace"}}}` →
-`extraction.output_routing.tool_routes_from_mapping`.
+`extraction.directives.specs.tool_routes_from_mapping`.
 Both answer the same `RoutingSpec`; a mistake is a 422 `directive_error` naming the token and where it is
 (`details.token`, `line`, `column`; `path` for the dict form).
 """
@@ -14,8 +14,8 @@ from fastapi import APIRouter
 from api.errors import error_responses
 from api.routers import API_PREFIX
 from api.variable_schemas import RoutingParseRequest
-from extraction.directives import parse_directives
-from extraction.output_routing import RoutingSpec, tool_routes_from_mapping
+from extraction.directives.specs import RoutingSpec, tool_routes_from_mapping
+from extraction.directives.syntax import parse_directives
 
 router = APIRouter(prefix=f"{API_PREFIX}/routing", tags=["routing"])
 

@@ -1,8 +1,8 @@
 """Session variables (seed 000): list them, look one up, resolve `$refs` in JSON or in streamed text, and the
 prompt section that teaches an agent to use them.
 
-A variable is a stored output with a name; the resolving rules are `extraction.variables` /
-`extraction.variable_stream` unchanged, run against `infra.session_variables.SessionVariables`, which
+A variable is a stored output with a name; the resolving rules are `extraction.variables.resolve` /
+`extraction.variables.stream` unchanged, run against `infra.session_variables.SessionVariables`, which
 streams only what a reference needs out of the stored content. Resolved values longer than
 `TOOLOUT_MAX_RESOLVED_VALUE_CHARS` (or the request's smaller `max_value_chars`) are refused with a 422
 that suggests passing the handle instead.
@@ -26,9 +26,9 @@ from api.errors import error_responses
 from api.routers import API_PREFIX
 from api.session_access import NAME_DESCRIPTION, checked_name, session_variables
 from api.variable_schemas import ResolveRequest, ResolveResult, VariableList, VariableView, variable_view
-from extraction.variable_prompts import VariableLine, instructions
-from extraction.variable_stream import VariableStream
-from extraction.variables import resolve
+from extraction.variables.prompts import VariableLine, instructions
+from extraction.variables.resolve import resolve
+from extraction.variables.stream import VariableStream
 
 router = APIRouter(prefix=f"{API_PREFIX}/sessions", tags=["variables"])
 

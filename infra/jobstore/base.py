@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from extraction.coverage import FailedRange
 from extraction.protocols import Usage
+from extraction.strategies.coverage import FailedRange
 from infra.errors import TooManyRequests
 from infra.jobstore.model import RETRY_AFTER_SECONDS, JobRecord, JobStatus, OverdueAction
 

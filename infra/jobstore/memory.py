@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from extraction.coverage import FailedRange
 from extraction.errors import NotFound
 from extraction.protocols import Usage
+from extraction.strategies.coverage import FailedRange
 from infra.jobstore.base import JobStore, UsageTotal, admitted, check_finished, failure_stage, too_many_requests
 from infra.jobstore.model import JobRecord, JobStatus, OverdueAction
 from infra.redis_hash import HashCodec

@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from extraction.coverage import FailedRange
-from extraction.nonce import new_nonce
 from extraction.protocols import Usage
+from extraction.strategies.coverage import FailedRange
+from extraction.texts.nonce import new_nonce
 from infra.records.model import OutputRecord, new_id
 
 MAX_REDUCE_LEVELS = 8

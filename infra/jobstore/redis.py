@@ -13,9 +13,9 @@ from typing import Any
 
 import redis
 
-from extraction.coverage import FailedRange
 from extraction.errors import NotFound
 from extraction.protocols import Usage
+from extraction.strategies.coverage import FailedRange
 from infra import keys
 from infra.jobstore.base import JobStore, UsageTotal, admitted, check_finished, failure_stage, too_many_requests
 from infra.jobstore.model import MAX_REDUCE_LEVELS, JobRecord, JobStatus, OverdueAction, ended

@@ -1,6 +1,6 @@
 """Read toolout's own prompts back: sections, nonce, handle, chunk outputs, numbered tool results.
 
-The offline model only understands the prompts `extraction/prompts.py` writes (seed 002 §3a), so
+The offline model only understands the prompts `extraction/texts/prompts.py` writes (seed 002 §3a), so
 this is the one place that knows their headers. Parsing is lenient on purpose: a missing
 section yields None and the server answers with an explanation instead of failing.
 """

@@ -8,8 +8,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from extraction.documents.stats import DocumentStats
 from extraction.errors import NotFound
-from extraction.stats import DocumentStats
 
 DEFAULT_TENANT = "dev"
 

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from extraction.buffer_ops import BufferLimits
+from extraction.buffers.ops import BufferLimits
 from tests.api.session_client import content, new_session, stored, upload
 from tests.fixtures.api_server import ApiServer, assert_error
 from tests.helpers import seed_text

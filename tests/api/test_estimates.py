@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.deps import Services
-from extraction.planning import chunk_budget_for
+from extraction.strategies.planning import chunk_budget_for
 from infra.estimates import prompt_context
 from infra.job_planning import decode_plan, plan_fresh, plan_key, planning_rules
 from infra.jobstore import JobStatus

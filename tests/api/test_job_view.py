@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import schemathesis
 
-from extraction.coverage import FailedRange
+from extraction.strategies.coverage import FailedRange
 from tests.api.conftest import InProcess
 
 FAILURE = FailedRange(

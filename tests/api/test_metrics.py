@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry, generate_latest
 
 from api.metrics import FailedChunksCollector
-from extraction.coverage import FailedRange
+from extraction.strategies.coverage import FailedRange
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobRecord, JobStore
 from tests.api.conftest import InProcess

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from api.ingest import SPOOL_PREFIX, spool_dir
-from extraction.lines import LineIndex
-from extraction.stats import TokenIndex, measure
+from extraction.documents.lines import LineIndex
+from extraction.documents.stats import TokenIndex, measure
 from tests.fixtures.api_server import ApiServer, assert_error
 
 MiB = 1 << 20

@@ -22,7 +22,7 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.deps import Services
 from api.lifecycle import sweep_idle_sessions
-from extraction.results import abstract_text
+from extraction.texts.results import abstract_text
 from infra.jobstore import JobStatus
 from infra.records import MemoryRecordStore, RedisRecordStore
 from infra.redis_client import connect

@@ -16,11 +16,11 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from extraction.buffer_store import append_text
-from extraction.directives import parse_directives
-from extraction.file_paths import expand_path, fresh_file_path
-from extraction.output_routing import DestinationKind, OutputRoute, RoutingSpec, WriteMode, make_route
-from extraction.variable_names import fresh_name
+from extraction.buffers.store import append_text
+from extraction.directives.file_paths import expand_path, fresh_file_path
+from extraction.directives.specs import DestinationKind, OutputRoute, RoutingSpec, WriteMode, make_route
+from extraction.directives.syntax import parse_directives
+from extraction.variables.names import fresh_name
 from tests.api.session_client import content, new_session, stored, upload
 from tests.api.test_routing_uploads import today
 from tests.fixtures.api_server import ApiServer, assert_error

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from extraction.results import unknown_handle_text
+from extraction.texts.results import unknown_handle_text
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobStatus
 from tests.fixtures.api_server import api_settings, assert_error, build_test_app

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from extraction.variable_prompts import FULL_HEADER, LIST_TITLE, MINIMAL_HEADER, NO_VARIABLES
-from extraction.variables import DictVariableSource, interpolate
+from extraction.variables.prompts import FULL_HEADER, LIST_TITLE, MINIMAL_HEADER, NO_VARIABLES
+from extraction.variables.resolve import DictVariableSource, interpolate
 from tests.api.session_client import new_session, resolve, stored, upload
 from tests.fixtures.api_server import ApiServer, assert_error
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from extraction import prompts, result_key
+from extraction import result_key
 from extraction.result_key import prompt_version
+from extraction.texts import prompts
 
 BASE = {
     "tenant": "acme",

@@ -10,11 +10,11 @@ import re2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from extraction.documents.grep import grep_lines
+from extraction.documents.line_matchers import LiteralMatcher
 from extraction.errors import InvalidInput, PatternError
-from extraction.grep import grep_lines
-from extraction.line_matchers import LiteralMatcher
 from infra.grep_engine import Re2LiteralMatcher, Re2Matcher, compile_matcher
-from tests.extraction.test_grep import naive_grep
+from tests.extraction.documents.test_grep import naive_grep
 from tests.helpers import BytesReader
 
 

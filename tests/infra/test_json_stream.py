@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extraction.variable_errors import MissingField, ValueTooLarge, VariableError
-from extraction.variable_paths import as_text, walk
-from extraction.variable_refs import Ref
+from extraction.variables.errors import MissingField, ValueTooLarge, VariableError
+from extraction.variables.paths import as_text, walk
+from extraction.variables.refs import Ref
 from infra.json_stream import NotJSONDocument, lookup_json
 
 DOC = {

@@ -13,11 +13,11 @@ import uuid
 import httpx
 import pytest
 
-from extraction.nonce import close_tag, open_tag
-from extraction.prompts import PromptContext, map_messages, read_grep_messages
 from extraction.protocols import LLM, LLMReply
-from extraction.report import FinalReport, parse_final_report
-from extraction.tools import sub_agent_tools
+from extraction.texts.nonce import close_tag, open_tag
+from extraction.texts.prompts import PromptContext, map_messages, read_grep_messages
+from extraction.texts.report import FinalReport, parse_final_report
+from extraction.texts.tools import sub_agent_tools
 from infra.errors import LLMCallError, LLMRateLimited, LLMTimeout
 from infra.llm import LiteLLMClient, client_from_settings, model_limits, require_retry_support, translate_error
 from infra.settings import Settings

@@ -6,10 +6,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from extraction.buffer_ops import buffer_ops_tool
-from extraction.oversize import TOO_LARGE_TEMPLATE
-from extraction.tools import tool_output_tool
-from extraction.variable_prompts import FULL_HEADER, LIST_TITLE
+from extraction.buffers.ops import buffer_ops_tool
+from extraction.texts.oversize import TOO_LARGE_TEMPLATE
+from extraction.texts.tools import tool_output_tool
+from extraction.variables.prompts import FULL_HEADER, LIST_TITLE
 from infra.offline_model import OfflineModelConfig
 from infra.offline_model.responder import Answer, respond
 

@@ -1,6 +1,6 @@
 """The offline model without HTTP: ranking, descriptions, reduce, prompt parsing, the tool loop, knobs.
 
-Prompts come from `extraction.prompts`, so these tests also pin the contract that the offline
+Prompts come from `extraction.texts.prompts`, so these tests also pin the contract that the offline
 model understands exactly what the engine sends.
 """
 
@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from extraction.nonce import close_tag, open_tag
-from extraction.prompts import PromptContext, map_messages, read_grep_messages, reduce_messages
-from extraction.report import FinalReport, parse_final_report
-from extraction.tools import sub_agent_tools
+from extraction.texts.nonce import close_tag, open_tag
+from extraction.texts.prompts import PromptContext, map_messages, read_grep_messages, reduce_messages
+from extraction.texts.report import FinalReport, parse_final_report
+from extraction.texts.tools import sub_agent_tools
 from infra.offline_model import OfflineModelConfig
 from infra.offline_model.config import parse_header
 from infra.offline_model.describe import describe

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from extraction.documents.lines import LineIndex, build_line_index
+from extraction.documents.stats import TokenIndex, measure
 from extraction.errors import NotFound
-from extraction.lines import LineIndex, build_line_index
-from extraction.stats import TokenIndex, measure
 from infra.blobstore import MemoryBlobStore
 from infra.outputs import UploadMeta, output_blob_keys, store_output
 from infra.records import MemoryRecordStore

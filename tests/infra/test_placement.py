@@ -7,10 +7,10 @@ from itertools import count
 
 import pytest
 
+from extraction.directives.specs import WriteMode
+from extraction.documents.lines import build_line_index
+from extraction.documents.stats import measure
 from extraction.errors import NotFound
-from extraction.lines import build_line_index
-from extraction.output_routing import WriteMode
-from extraction.stats import measure
 from infra.blobstore import MemoryBlobStore
 from infra.content import iter_content
 from infra.outputs import Target, UploadMeta, WriteOptions, store_output

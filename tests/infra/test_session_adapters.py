@@ -14,12 +14,12 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from extraction.buffer_ops import execute_buffer_op
-from extraction.buffer_store import MemoryBufferStore
-from extraction.lines import build_line_index
-from extraction.stats import measure
-from extraction.variable_errors import VariableError
-from extraction.variables import DictVariableSource, resolve
+from extraction.buffers.ops import execute_buffer_op
+from extraction.buffers.store import MemoryBufferStore
+from extraction.documents.lines import build_line_index
+from extraction.documents.stats import measure
+from extraction.variables.errors import VariableError
+from extraction.variables.resolve import DictVariableSource, resolve
 from infra.blobstore import MemoryBlobStore
 from infra.content import iter_content
 from infra.grep_engine import compile_matcher

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.nonce import new_nonce
-from extraction.results import abstract_text
+from extraction.texts.nonce import new_nonce
+from extraction.texts.results import abstract_text
 from tests.fixtures.stack import Stack
 
 pytestmark = pytest.mark.integration

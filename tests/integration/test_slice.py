@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from extraction.results import unknown_handle_text
+from extraction.texts.results import unknown_handle_text
 from tests.fixtures.stack import Stack
 from toolout import datasets
 from toolout.client import ToolOutAPIError

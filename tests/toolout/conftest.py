@@ -26,7 +26,7 @@ class LiveApi:
 def live_api() -> Iterator[LiveApi]:
     from api.app import create_app
     from api.deps import Services
-    from extraction.mapreduce import ModelLimits
+    from extraction.strategies.mapreduce import ModelLimits
     from infra.settings import Settings
     from infra.stores import open_stores
     from tests.fixtures.api_server import serve_app

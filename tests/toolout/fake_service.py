@@ -3,7 +3,7 @@
 
 It is an `httpx.MockTransport` handler, so the sync and async SDK clients talk to it through their
 real transports, and it needs no server packages (it runs on the light install). Its behaviour is
-built from the same pure code the real server uses (`extraction.variables`, `.buffer_ops`,
+built from the same pure code the real server uses (`extraction.variables.resolve`, `.buffer_ops`,
 `.buffer_store`, `.directives`, `.manifest`, `.oversize`, `.variable_prompts`), so what it answers
 is what the contract says; only storage (dicts) and jobs (finished at once, truncate-style) are
 simplified. `requests` records every request for assertions about the wire format.
@@ -22,26 +22,26 @@ from typing import Any
 
 import httpx
 
-from extraction.buffer_ops import execute_buffer_op
-from extraction.buffer_store import JSON, TEXT, MemoryBufferStore
-from extraction.directives import parse_directives
-from extraction.errors import InvalidInput, NotFound
-from extraction.line_matchers import LiteralMatcher
-from extraction.manifest import tool_manifest
-from extraction.output_routing import (
+from extraction.buffers.ops import execute_buffer_op
+from extraction.buffers.store import JSON, TEXT, MemoryBufferStore
+from extraction.directives.manifest import tool_manifest
+from extraction.directives.specs import (
     DestinationKind,
     RoutingSpec,
     WriteMode,
     make_route,
     tool_routes_from_mapping,
 )
-from extraction.oversize import is_oversized, too_large_message
-from extraction.results import abstract_text, unknown_handle_text
-from extraction.stats import measure
-from extraction.variable_errors import VariableError, unknown_variable
-from extraction.variable_names import next_default_name
-from extraction.variable_prompts import VariableLine, instructions, preview
-from extraction.variables import DictVariableSource, interpolate, resolve
+from extraction.directives.syntax import parse_directives
+from extraction.documents.line_matchers import LiteralMatcher
+from extraction.documents.stats import measure
+from extraction.errors import InvalidInput, NotFound
+from extraction.texts.oversize import is_oversized, too_large_message
+from extraction.texts.results import abstract_text, unknown_handle_text
+from extraction.variables.errors import VariableError, unknown_variable
+from extraction.variables.names import next_default_name
+from extraction.variables.prompts import VariableLine, instructions, preview
+from extraction.variables.resolve import DictVariableSource, interpolate, resolve
 
 TODAY = dt.date(2026, 11, 23)
 Handler = Callable[..., httpx.Response]

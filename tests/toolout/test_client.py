@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.deps import Services
-from extraction.mapreduce import ModelLimits
 from extraction.protocols import LLM
+from extraction.strategies.mapreduce import ModelLimits
 from infra.settings import Settings
 from infra.stores import open_stores
 from tests.workers.conftest import needle_model

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 
-from extraction.mapreduce import ModelLimits
 from extraction.protocols import LLMReply
+from extraction.strategies.mapreduce import ModelLimits
 from extraction.testing import ScriptedLLM
 from infra.jobstore import JobStatus, new_job
 from tests.workers.conftest import needle_model

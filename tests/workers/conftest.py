@@ -7,12 +7,12 @@ import uuid
 
 import pytest
 
-from extraction.lines import build_line_index
-from extraction.mapreduce import ModelLimits
-from extraction.nonce import new_nonce
+from extraction.documents.lines import build_line_index
+from extraction.documents.stats import measure
 from extraction.protocols import LLMReply, Usage
-from extraction.stats import measure
+from extraction.strategies.mapreduce import ModelLimits
 from extraction.testing import ScriptedLLM
+from extraction.texts.nonce import new_nonce
 from infra.blobstore.memory import MemoryBlobStore
 from infra.jobstore import JobRecord, MemoryJobStore
 from infra.records import MemoryRecordStore, OutputRecord, blob_key

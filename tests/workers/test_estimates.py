@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from extraction.documents.tokens import count_tokens
 from extraction.protocols import LLMReply, Usage
 from extraction.testing import ScriptedLLM
-from extraction.tokens import count_tokens
 from infra.estimates import ExtractionEstimate, estimate_extraction
 from infra.job_planning import plan_fresh
 from infra.jobstore import JobRecord, JobStatus

@@ -73,6 +73,24 @@ def test_no_production_package_has_an_import_cycle() -> None:
         assert find_cycle(graph(package)) is None, package
 
 
+def subpackage_graph(package: str) -> dict[str, set[str]]:
+    """The module graph folded to `package.<subpackage>` nodes (top-level modules stay themselves)."""
+    folded: dict[str, set[str]] = {}
+    for name, deps in graph(package).items():
+        node = ".".join(name.split(".")[:2])
+        folded.setdefault(node, set()).update(".".join(dep.split(".")[:2]) for dep in deps)
+    return {node: deps - {node} for node, deps in folded.items()}
+
+
+def test_the_engine_subpackages_are_layered() -> None:
+    """`extraction/` is grouped by idea: the groups depend on each other one way (no two import each other),
+    and the document layer, which every strategy reads through, depends on no other group."""
+    edges = subpackage_graph("extraction")
+    assert {"extraction.documents", "extraction.strategies", "extraction.texts", "extraction.variables"} <= set(edges)
+    assert find_cycle(edges) is None
+    assert edges["extraction.documents"] <= {"extraction.errors", "extraction.protocols"}
+
+
 def test_no_first_party_import_hides_behind_except_import_error() -> None:
     offenders = []
     for package in PACKAGES:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from extraction.lines import build_line_index
-from extraction.stats import measure
+from extraction.documents.lines import build_line_index
+from extraction.documents.stats import measure
 from infra.jobstore import JobStatus
 from infra.outputs import UploadMeta, WriteOptions, store_output
 from infra.records import OutputRecord

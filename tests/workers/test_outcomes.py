@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from extraction.protocols import LLMReply
-from extraction.report import FinalReport
 from extraction.testing import ScriptedLLM
+from extraction.texts.report import FinalReport
 from infra.jobstore import JobStatus
 from tests.workers.conftest import store_output, submit
 from workers import outcomes

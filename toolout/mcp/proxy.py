@@ -33,7 +33,7 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
-from extraction.output_routing import OutputRoute
+from extraction.directives.specs import OutputRoute
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
 from toolout.mcp import passthrough
 from toolout.mcp.passthrough import service_call, unavailable

@@ -2,7 +2,7 @@
 
 An upstream `CallToolResult` is text when all its content blocks are text (joined by newlines), or,
 with no content blocks, when it has structured content (its stable JSON). Such a result is uploaded
-to the service, which measures it and decides (`extraction.oversize`, the same policy as the toolkit's):
+to the service, which measures it and decides (`extraction.texts.oversize`, the same policy as the toolkit's):
 
 * small (and not routed): the upstream's result goes back unchanged, byte for byte; the service
   keeps nothing (`store=if_oversized`, or `always` to keep every output as a variable, as the toolkit does);
@@ -28,7 +28,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp import types
 
-from extraction.output_routing import DestinationKind, OutputRoute
+from extraction.directives.specs import DestinationKind, OutputRoute
 from toolout.client import AsyncToolOutClient
 from toolout.mcp.tools import output_link
 from toolout.toolkit.call_pipeline import header_arguments, payload

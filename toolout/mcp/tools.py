@@ -2,7 +2,7 @@
 
 * `toolout_tools()` — `tool_output`, `tool_output_cache`, `tool_output_cache_grep` and `buffer_ops`
   as `mcp.types.Tool`s. Their input schemas are the agent toolkit's own (`toolout.toolkit.standard`,
-  which takes `tool_output` from `extraction.tools` and `buffer_ops` from `extraction.buffer_ops`):
+  which takes `tool_output` from `extraction.texts.tools` and `buffer_ops` from `extraction.buffers.ops`):
   one definition, whichever way an agent reaches the service.
 * `call_toolout_tool(client, name, arguments, progress=...)` — one call, answered by the service
   through the toolkit's plans. A client mistake (invalid arguments, any 4xx: unknown handle, bad
@@ -24,8 +24,8 @@ from typing import Any
 
 import mcp.types as types
 
-from extraction.buffer_ops import BUFFER_OPS_NAME
-from extraction.tools import TOOL_OUTPUT_NAME
+from extraction.buffers.ops import BUFFER_OPS_NAME
+from extraction.texts.tools import TOOL_OUTPUT_NAME
 from toolout.client import AsyncToolOutClient
 from toolout.mcp import output_uri
 from toolout.sdk.jobs import TERMINAL

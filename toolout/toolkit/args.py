@@ -3,7 +3,7 @@
 Models send arguments as a JSON string. Accepted: a JSON object, or nothing (`None`, `""`,
 whitespace: the empty object, which is what several providers send for a tool without
 parameters); an already-decoded mapping is accepted too. Strict-mode nulls for optional fields
-are dropped first (`extraction.null_args`). Validation forbids extra keys at every level.
+are dropped first (`extraction.schemas.null_args`). Validation forbids extra keys at every level.
 
 Error texts, exact (`<tool>` is the tool's name):
 * `Invalid arguments for tool "<tool>": not valid JSON (<decoder message>)`
@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from extraction.null_args import drop_null_optionals
+from extraction.schemas.null_args import drop_null_optionals
 from toolout.toolkit.errors import ToolkitError
 
 M = TypeVar("M", bound=BaseModel)

@@ -2,7 +2,7 @@
 
 For one of the agent's own tools:
 1. `$var` references in the arguments are resolved by the service (`POST /resolve`) — only when
-   the decoded arguments contain one (`extraction.variable_refs.contains_variable_ref`): no round
+   the decoded arguments contain one (`extraction.variables.refs.contains_variable_ref`): no round
    trip otherwise. A reference the service cannot resolve (unknown variable, missing field, value
    too large) is the call's result: `Error resolving variable references for tool "<tool>": <message>`,
    flagged as an error; the tool does not run.
@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from extraction.output_routing import DestinationKind, OutputRoute
-from extraction.variable_names import validate_name
-from extraction.variable_refs import contains_variable_ref
+from extraction.directives.specs import DestinationKind, OutputRoute
+from extraction.variables.names import validate_name
+from extraction.variables.refs import contains_variable_ref
 from toolout.sdk import outputs, variables
 from toolout.sdk.plans import Local, Plan, ToolOutAPIError
 from toolout.toolkit.adapters import ToolCall

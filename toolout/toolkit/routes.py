@@ -4,8 +4,8 @@
     routes="search(output=variable:search)"            # the same without the `@tools` keyword
     routes={"search": {"output": "variable:search", "write_mode": "replace"}, "fetch": "discard"}
 
-Parsed by the pure parsers (`extraction.directives.parse_directives`,
-`extraction.output_routing.tool_routes_from_mapping`), so a route means what it means on the
+Parsed by the pure parsers (`extraction.directives.syntax.parse_directives`,
+`extraction.directives.specs.tool_routes_from_mapping`), so a route means what it means on the
 service. A route for a tool the toolkit does not have is a `ToolDefinitionError` (a typo would
 otherwise silently leave that tool inline); `@input` directives are not a toolkit's business.
 """
@@ -16,8 +16,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from extraction.directives import parse_directives
-from extraction.output_routing import OutputRoute, tool_routes_from_mapping
+from extraction.directives.specs import OutputRoute, tool_routes_from_mapping
+from extraction.directives.syntax import parse_directives
 from toolout.toolkit.errors import ToolDefinitionError
 
 Routes = str | Mapping[str, Any] | None

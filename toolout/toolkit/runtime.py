@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from extraction.tokens import DEFAULT_ENCODING
+from extraction.documents.tokens import DEFAULT_ENCODING
 from toolout.client import AsyncToolOutClient, ToolOutClient
 from toolout.sdk.plans import Plan
 from toolout.sdk.variables import Style

@@ -9,7 +9,7 @@ tool accepts:
 * a root `$ref` (pydantic's form for a recursive model) is inlined so the root is an object.
 The tool also validates with `extra="forbid"`, so the schema's promise holds on both sides.
 
-`strict_input_schema(model)` is `extraction.strict_schema.strict_schema` of that: the one
+`strict_input_schema(model)` is `extraction.schemas.strict_schema.strict_schema` of that: the one
 conversion shared with the service's schemas.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from extraction.strict_schema import inline_root_ref, strict_schema
+from extraction.schemas.strict_schema import inline_root_ref, strict_schema
 from toolout.toolkit.errors import ToolDefinitionError
 
 Schema = dict[str, Any]

@@ -1,6 +1,6 @@
 """Seed 000 §4 on the client: `$var` references in the agent's streamed text, resolved as it streams.
 
-The pure `extraction.variable_stream.VariableStream` does the streaming (a reference split across
+The pure `extraction.variables.stream.VariableStream` does the streaming (a reference split across
 chunks is held back until it is complete, non-text items pass through in order, unknown
 references stay as written with a warning). Its lookups are synchronous, so the values come from
 the service ahead of time: before each chunk is fed, the references that chunk can complete are
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from extraction.variable_errors import (
+from extraction.variables.errors import (
     InvalidVariableName,
     MissingField,
     NotJSON,
@@ -22,9 +22,9 @@ from extraction.variable_errors import (
     ValueTooLarge,
     VariableError,
 )
-from extraction.variable_refs import Ref, find_refs
-from extraction.variable_stream import VariableStream
-from extraction.variables import ResolveWarning
+from extraction.variables.refs import Ref, find_refs
+from extraction.variables.resolve import ResolveWarning
+from extraction.variables.stream import VariableStream
 from toolout.sdk import variables
 from toolout.sdk.plans import Plan, ToolOutAPIError
 

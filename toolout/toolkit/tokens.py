@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from extraction.tokens import DEFAULT_ENCODING, count_tokens
+from extraction.documents.tokens import DEFAULT_ENCODING, count_tokens
 from infra.tokenizer_files import ensure_offline_encodings
 
 TokenCounter = Callable[[str], int]

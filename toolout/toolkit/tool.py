@@ -26,7 +26,7 @@ from typing import Any, overload
 from pydantic import BaseModel
 
 from extraction.errors import StrictSchemaError
-from extraction.strict_schema import strict_schema
+from extraction.schemas.strict_schema import strict_schema
 from toolout.toolkit.args import InvalidArguments, RawArguments, parse_arguments
 from toolout.toolkit.callbacks import CallbackFn, Callbacks, Outcome, run_with_callbacks
 from toolout.toolkit.context import ToolContext

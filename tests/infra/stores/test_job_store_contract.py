@@ -6,9 +6,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from extraction.coverage import FailedRange
 from extraction.errors import NotFound
 from extraction.protocols import Usage
+from extraction.strategies.coverage import FailedRange
 from infra.errors import TooManyRequests
 from infra.jobstore import JobRecord, JobStatus, JobStore, OverdueAction
 from tests.infra.stores.conftest import Clock

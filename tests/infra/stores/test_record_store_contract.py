@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from extraction.documents.stats import measure
 from extraction.errors import NotFound
-from extraction.stats import measure
 from infra.records import OutputRecord, RecordStore, blob_key, new_id
 from tests.infra.stores.conftest import Clock
 

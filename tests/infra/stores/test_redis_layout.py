@@ -8,8 +8,8 @@ import json
 import pytest
 import redis
 
-from extraction.coverage import FailedRange
 from extraction.protocols import Usage
+from extraction.strategies.coverage import FailedRange
 from infra import keys
 from infra.apikeys import RedisApiKeyStore
 from infra.idempotency import RedisIdempotencyStore, StoredResponse

@@ -29,9 +29,9 @@ from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from extraction.manifest import chars_of, tool_manifest
-from extraction.oversize import too_large_message
-from extraction.stats import measure
+from extraction.directives.manifest import chars_of, tool_manifest
+from extraction.documents.stats import measure
+from extraction.texts.oversize import too_large_message
 from tests.toolout.mcp.npm_filesystem import filesystem_server_entry, node
 from toolout import datasets
 from toolout.mcp import output_uri

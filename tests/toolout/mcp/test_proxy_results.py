@@ -6,10 +6,10 @@ import anyio
 import pytest
 from mcp import types
 
-from extraction.manifest import tool_manifest
-from extraction.output_routing import make_route
-from extraction.oversize import too_large_message
-from extraction.stats import measure
+from extraction.directives.manifest import tool_manifest
+from extraction.directives.specs import make_route
+from extraction.documents.stats import measure
+from extraction.texts.oversize import too_large_message
 from tests.toolout.fake_service import FakeService, names
 from toolout.mcp import output_uri
 from toolout.mcp.results import Upload, result_text, shrink, unstamped

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from extraction.strict_rules import strict_violations
+from extraction.schemas.strict_rules import strict_violations
 from toolout.toolkit.composite import composite_tool
 from toolout.toolkit.context import ToolContext
 from toolout.toolkit.deps import Dependency

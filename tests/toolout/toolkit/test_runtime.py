@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from extraction.errors import InvalidInput
-from extraction.strict_rules import strict_violations
-from extraction.tools import TOOL_OUTPUT_PARAMETERS
+from extraction.schemas.strict_rules import strict_violations
+from extraction.texts.tools import TOOL_OUTPUT_PARAMETERS
 from tests.toolout.fake_service import FakeService
 from tests.toolout.toolkit.conftest import Order, OrderTools, call, sync_kit
 from toolout.toolkit import ImagePart, PartsResult, ToolDefinitionError, tool

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from extraction.errors import StrictSchemaError
-from extraction.strict_rules import strict_violations
+from extraction.schemas.strict_rules import strict_violations
 from toolout.toolkit.errors import ToolDefinitionError
 from toolout.toolkit.schema import input_schema, strict_input_schema, validate_tool_name
 

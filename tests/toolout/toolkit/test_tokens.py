@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.tokens import count_tokens
+from extraction.documents.tokens import count_tokens
 from toolout.toolkit import tokens
 
 

@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from extraction.errors import StrictSchemaError
-from extraction.strict_rules import strict_violations
+from extraction.schemas.strict_rules import strict_violations
 from toolout.toolkit.context import ToolContext
 from toolout.toolkit.deps import Dependency
 from toolout.toolkit.errors import ToolCancelled, ToolDefinitionError, ToolkitError

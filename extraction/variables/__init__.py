@@ -1,0 +1,1 @@
+"""`$variable` references: names, the reference grammar, resolution in arguments, text and streams."""
