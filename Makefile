@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test test-light lint bench redis install clean
+.PHONY: demo test test-light lint docs docs-serve bench redis install clean
 
 install: $(STAMP)
 
@@ -50,6 +50,14 @@ test-light: install
 	  assert not heavy, f"the light install pulled in {heavy}"; print("light install: SDK and toolkit import; no server packages")'
 	TIKTOKEN_CACHE_DIR=$$($(PY) -c 'from infra.tokenizer_files import litellm_tokenizer_dir as d; print(d())') \
 	  $(LIGHT)/bin/python -m pytest -q tests/extraction tests/toolout/sdk tests/toolout/toolkit
+
+# The docs site, strict: a broken link, a missing page or a stale reference fails the build.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	@echo "docs: built into var/site (open var/site/index.html)"
+
+docs-serve: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 bench: install redis
 	$(PY) bench/run_all.py

@@ -1,4 +1,4 @@
-"""The README documents every setting, and its two commands are the ones the Makefile and CI run."""
+"""The docs document every setting, and the README's two commands are the ones the Makefile and CI run."""
 
 from pathlib import Path
 
@@ -9,8 +9,22 @@ README = (ROOT / "README.md").read_text()
 
 
 def test_every_setting_is_documented() -> None:
-    missing = [f"TOOLOUT_{name.upper()}" for name in Settings.model_fields if f"TOOLOUT_{name.upper()}" not in README]
+    configuration = (ROOT / "docs" / "configuration.md").read_text()
+    missing = [
+        f"TOOLOUT_{name.upper()}" for name in Settings.model_fields if f"TOOLOUT_{name.upper()}" not in configuration
+    ]
     assert missing == []
+
+
+def test_the_readme_is_a_front_door() -> None:
+    """What toolout is, the two commands, three quickstarts and links; the rest lives in the docs site."""
+    assert len(README.splitlines()) <= 200
+    for heading in (
+        "## Quickstart: your own agent loop",
+        "## Quickstart: an agent framework",
+        "## Quickstart: an MCP client",
+    ):
+        assert heading in README
 
 
 def test_the_two_commands_exist_and_ci_runs_the_test_command() -> None:

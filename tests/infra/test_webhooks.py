@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +17,10 @@ from infra.webhooks import (
     tenant_secret,
     verify,
 )
+from tests.docs_pages import page
 from tests.fixtures.webhook_receiver import webhook_receiver
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+REST_GUIDE = page("reference/rest.md")
 
 
 @pytest.mark.parametrize(
@@ -79,9 +79,9 @@ def test_signatures_verify_only_for_the_same_secret_body_and_a_fresh_time() -> N
 
 
 def test_the_readme_verification_snippet_accepts_our_signatures_and_refuses_forgeries() -> None:
-    snippet = re.search(r"```python\n(import hashlib, hmac, time\n.*?)```", README, re.S).group(1)
+    snippet = re.search(r"```python\n(import hashlib, hmac, time\n.*?)```", REST_GUIDE, re.S).group(1)
     namespace: dict = {}
-    exec(snippet, namespace)  # the README's own code, as a receiver would paste it
+    exec(snippet, namespace)  # the docs' own code, as a receiver would paste it
     secret, body = tenant_secret("master", "acme"), payload({"id": "j1"})
     header = signature(secret, int(time.time()), body)
     assert namespace["verify"](secret, header, body) is True

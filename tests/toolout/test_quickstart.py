@@ -1,4 +1,4 @@
-"""The README's "Use it from your agent" quickstart, extracted and run as it is written.
+"""The README's "your own agent loop" quickstart, extracted and run as it is written.
 
 Against the API over real HTTP (in-memory stores, jobs in-process: `live_api`) and the offline model
 served in this process, reached by litellm through `OPENAI_API_BASE` as any OpenAI-compatible
@@ -8,7 +8,6 @@ endpoint would be. The model name in the README is a real one; the offline model
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,17 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs_pages import blocks, page, section
 from tests.toolout.variables_server import require_variable_routes
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def quickstart() -> str:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Use it from your agent", 1)[1]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "the section has a python block"
-    return match.group(1)
+    [code] = blocks(section(page("README.md"), "## Quickstart: your own agent loop"), "python")
+    return code
 
 
 def test_the_quickstart_is_at_most_15_lines() -> None:

@@ -1,4 +1,4 @@
-"""`toolout mcp-proxy`'s command line: the README's config runs a command our parser takes, usage errors
+"""`toolout mcp-proxy`'s command line: the guide's config runs a command our parser takes, usage errors
 are messages with exit code 2, and an upstream that cannot start is a message with exit code 4."""
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
+from tests.docs_pages import page
 from toolout.cli import app
 
 ROOT = Path(__file__).resolve().parents[3]
-README = (ROOT / "README.md").read_text()
 
 
 def section() -> str:
-    start = README.index("## Put it in front of any MCP server: `toolout mcp-proxy`\n")
-    return README[start : README.index("\n## ", start + 1)]
+    """The gateway's guide (a docs page)."""
+    return page("guides/mcp-proxy.md")
 
 
 def parsed(argv: list[str]) -> Any:

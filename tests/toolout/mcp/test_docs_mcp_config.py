@@ -1,4 +1,4 @@
-"""The README's MCP client configs are valid, and what they would run is what our CLI accepts.
+"""The docs' MCP client configs are valid, and what they would run is what our CLI accepts.
 
 Each JSON snippet of "Use it from an MCP client" must parse, name the server `toolout` with
 command `toolout` and arguments our CLI parser takes; each `claude mcp add` one-liner must have
@@ -16,16 +16,18 @@ from typing import Any
 import pytest
 import typer.main
 
+from tests.docs_pages import page
+from tests.docs_pages import section as section_of
 from toolout.cli import app
 
 ROOT = Path(__file__).resolve().parents[3]
-README = (ROOT / "README.md").read_text()
+
 ENV = {"TOOLOUT_API_URL", "TOOLOUT_API_KEY", "TOOLOUT_SESSION"}
 
 
 def section() -> str:
-    start = README.index("## Use it from an MCP client\n")
-    return README[start : README.index("\n## ", start + 1)]
+    """The MCP guide and the README's MCP quickstart: every config either shows."""
+    return page("guides/mcp.md") + section_of(page("README.md"), "## Quickstart: an MCP client")
 
 
 def blocks(language: str) -> list[str]:
@@ -60,7 +62,7 @@ def test_each_json_config_parses_and_runs_a_command_our_cli_accepts(snippet: str
 
 
 def test_there_is_a_config_for_each_client() -> None:
-    assert len(CONFIGS) == 3  # Claude Code, Cursor, Claude Desktop
+    assert len(CONFIGS) == 4  # the guide: Claude Code, Cursor, Claude Desktop; the README's quickstart
 
 
 def one_liners() -> list[list[str]]:

@@ -1,7 +1,7 @@
-"""The README's variables, routing and buffer_ops examples, run as written against a live API.
+"""The variables guide's examples (variables, routing, buffer_ops), run as written against a live API.
 
 Every ```bash block of the section runs, in order, in one bash process (so `SESSION` and `ops` carry over),
-with the README's base URL swapped for the test server's; what each block prints must be the ```text
+with the guide's base URL swapped for the test server's; what each block prints must be the ```text
 block shown under it, once handles (UUIDs) and dates are masked.
 """
 
@@ -11,15 +11,14 @@ import os
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
+from tests.docs_pages import page
 from tests.fixtures.api_server import ApiServer
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-SECTION = "## Variables, output routing and buffer_ops"
-README_URL = "http://127.0.0.1:8000"
+GUIDE = "guides/variables.md"
+GUIDE_URL = "http://127.0.0.1:8000"
 END = "@@END-OF-BLOCK@@"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -39,17 +38,8 @@ def examples() -> list[tuple[str, str]]:
 
 
 def section_text() -> str:
-    """The section, up to the next `## ` heading outside a code fence (outputs may hold `## ` lines)."""
-    lines = README.read_text(encoding="utf-8").splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if line.startswith(SECTION))
-    fenced, taken = False, []
-    for line in lines[start + 1 :]:
-        if line.startswith("```"):
-            fenced = not fenced
-        elif line.startswith("## ") and not fenced:
-            break
-        taken.append(line)
-    return "".join(taken)
+    """The whole guide: every part of it (variables, routing, buffer_ops) has examples."""
+    return page(GUIDE)
 
 
 def masked(output: str) -> str:
@@ -67,11 +57,11 @@ def test_every_example_prints_what_the_readme_shows(api_server: ApiServer) -> No
     missing = [tool for tool in ("bash", "curl", "jq") if shutil.which(tool) is None]
     if missing:
         if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"the README examples need {missing}")
-        pytest.skip(f"the README examples need {missing}")
+            pytest.fail(f"the guide's examples need {missing}")
+        pytest.skip(f"the guide's examples need {missing}")
     pairs = examples()
     script = "set -euo pipefail\n" + "".join(f'{bash}\necho\necho "{END}"\n' for bash, _ in pairs)
-    script = script.replace(README_URL, api_server.url)
+    script = script.replace(GUIDE_URL, api_server.url)
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     outputs = done.stdout.split(f"{END}\n")
