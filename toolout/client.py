@@ -12,6 +12,10 @@ extraction; the agent toolkit (`toolout.toolkit.Toolkit`) does all of that for y
 
     async with AsyncToolOutClient("http://127.0.0.1:8000", api_key=key) as toolout:
         session = await toolout.create_session()
+
+Every failure is a `ToolOutAPIError` (see `toolout.sdk.errors` for the tree): `NotFoundError`,
+`ConflictError`, `BadRequestError`, `TooManyRequestsError` (`retry_after`), `UnavailableError`
+(5xx) and its `TransportError` (no connection, a timeout: httpx's error is the `__cause__`).
 """
 
 from __future__ import annotations
@@ -21,11 +25,34 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 import httpx
 
 from toolout.sdk.endpoint import Endpoints
+from toolout.sdk.errors import (
+    BadRequestError,
+    ConflictError,
+    NotFoundError,
+    ToolOutAPIError,
+    TooManyRequestsError,
+    TransportError,
+    UnavailableError,
+    api_error,
+    wrapped_transport_errors,
+)
 from toolout.sdk.jobs import TERMINAL
-from toolout.sdk.plans import ToolOutAPIError, ToolText, api_error
+from toolout.sdk.plans import ToolText
 from toolout.sdk.transport import AsyncTransport, SyncTransport
 
-__all__ = ["TERMINAL", "AsyncToolOutClient", "ToolOutAPIError", "ToolOutClient", "ToolText"]
+__all__ = [
+    "TERMINAL",
+    "AsyncToolOutClient",
+    "BadRequestError",
+    "ConflictError",
+    "NotFoundError",
+    "TooManyRequestsError",
+    "ToolOutAPIError",
+    "ToolOutClient",
+    "ToolText",
+    "TransportError",
+    "UnavailableError",
+]
 STREAM_HEADERS = {"Content-Type": "text/plain; charset=utf-8"}
 
 
@@ -63,7 +90,8 @@ class ToolOutClient(SyncTransport, Endpoints):
         stream use `toolout.toolkit.Toolkit.resolve_stream`, which resolves chunk by chunk.
         """
         body = (chunk.encode("utf-8") for chunk in chunks)
-        with self._http.stream("POST", _resolve_stream_path(session_id), content=body, headers=STREAM_HEADERS) as r:
+        path = _resolve_stream_path(session_id)
+        with wrapped_transport_errors(), self._http.stream("POST", path, content=body, headers=STREAM_HEADERS) as r:
             if r.status_code >= 400:
                 r.read()
                 raise api_error(r)
@@ -106,9 +134,10 @@ class AsyncToolOutClient(AsyncTransport, Endpoints):
                     yield chunk.encode("utf-8")
 
         path = _resolve_stream_path(session_id)
-        async with self._http.stream("POST", path, content=body(), headers=STREAM_HEADERS) as r:
-            if r.status_code >= 400:
-                await r.aread()
-                raise api_error(r)
-            async for text in r.aiter_text():
-                yield text
+        with wrapped_transport_errors():
+            async with self._http.stream("POST", path, content=body(), headers=STREAM_HEADERS) as r:
+                if r.status_code >= 400:
+                    await r.aread()
+                    raise api_error(r)
+                async for text in r.aiter_text():
+                    yield text

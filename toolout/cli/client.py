@@ -23,13 +23,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import httpx
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from toolout.client import TERMINAL, ToolOutAPIError, ToolOutClient
+from toolout.client import TERMINAL, ToolOutAPIError, ToolOutClient, TransportError, UnavailableError
 
 client_app = typer.Typer()
 """Its commands are merged into the top-level `toolout` app (`toolout.cli`)."""
@@ -52,11 +51,11 @@ def connected(api_url: str, api_key: str | None) -> Iterator[ToolOutClient]:
         with ToolOutClient(api_url, api_key=api_key) as client:
             yield client
     except ToolOutAPIError as exc:
-        err.print(f"error: {exc.status} {exc.code}: {exc.message}", markup=False)
-        raise typer.Exit(UNAVAILABLE if exc.status >= 500 else REFUSED) from None
-    except httpx.HTTPError as exc:
-        err.print(f"error: cannot reach the toolout API at {api_url}: {exc}", markup=False)
-        raise typer.Exit(UNAVAILABLE) from None
+        if isinstance(exc, TransportError):
+            err.print(f"error: cannot reach the toolout API at {api_url}: {exc.message}", markup=False)
+        else:
+            err.print(f"error: {exc.status} {exc.code}: {exc.message}", markup=False)
+        raise typer.Exit(UNAVAILABLE if isinstance(exc, UnavailableError) else REFUSED) from None
 
 
 def emit(as_json: bool, data: Any, text: Callable[[Any], str]) -> None:

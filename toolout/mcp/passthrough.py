@@ -19,11 +19,10 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TypeVar
 
-import httpx
 from mcp import types
 from mcp.shared.exceptions import MCPError
 
-from toolout.client import AsyncToolOutClient, ToolOutAPIError
+from toolout.client import AsyncToolOutClient, ToolOutAPIError, UnavailableError
 from toolout.mcp import OUTPUT_URI_PREFIX, SESSION_URI_PREFIX
 from toolout.mcp.resources import BadResourceURI, list_outputs, resource_templates
 from toolout.mcp.resources import read_resource as read_toolout_resource
@@ -107,14 +106,10 @@ async def service_call(what: str, work: Awaitable[T]) -> T:
     """`work` on the service: a 5xx or an unreachable service is `ToolOutUnavailable`; a 4xx propagates."""
     try:
         return await work
-    except ToolOutAPIError as exc:
-        if exc.status >= 500:
-            raise unavailable(what, exc) from exc
-        raise
-    except httpx.HTTPError as exc:
+    except UnavailableError as exc:
         raise unavailable(what, exc) from exc
 
 
-def unavailable(what: str, exc: Exception) -> ToolOutUnavailable:
-    detail = exc.message if isinstance(exc, ToolOutAPIError) else str(exc) or type(exc).__name__
+def unavailable(what: str, exc: ToolOutAPIError) -> ToolOutUnavailable:
+    detail = exc.message
     return ToolOutUnavailable(types.INTERNAL_ERROR, f"the toolout service is unavailable ({what}): {detail}")

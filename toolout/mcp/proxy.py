@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import httpx
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
@@ -118,7 +117,7 @@ class Proxy:
             if self.session_id is None:
                 try:
                     self.session_id = await self.client.create_session()
-                except (ToolOutAPIError, httpx.HTTPError) as exc:
+                except ToolOutAPIError as exc:
                     raise unavailable("creating a session", exc) from exc
                 self.created_session = True
             return self.session_id
@@ -126,7 +125,7 @@ class Proxy:
     async def close(self) -> None:
         """Delete the session the proxy created (its stored outputs go with it)."""
         if self.created_session and self.session_id:
-            with contextlib.suppress(ToolOutAPIError, httpx.HTTPError):
+            with contextlib.suppress(ToolOutAPIError):
                 await self.client.delete_session(self.session_id)
             self.created_session = False
 

@@ -23,14 +23,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import httpx
 import mcp.types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp.types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
-from toolout.client import AsyncToolOutClient, ToolOutAPIError
+from toolout.client import AsyncToolOutClient, NotFoundError, ToolOutAPIError, TransportError, UnavailableError
 from toolout.mcp import DEFAULT_MAX_BYTES
 from toolout.mcp.clients import DEFAULT_MAX_CLIENTS, ClientCache
 from toolout.mcp.resources import (
@@ -166,11 +165,16 @@ async def _translated(work: Awaitable[T], api_url: str, *, not_found: int = INVA
     except (UnknownToolError, BadResourceURI, BadCursor) as exc:
         raise MCPError(INVALID_PARAMS, str(exc)) from exc
     except ToolOutAPIError as exc:
-        if exc.status == 404:
-            raise MCPError(not_found, exc.message, {"code": exc.code}) from exc
-        raise MCPError(INTERNAL_ERROR if exc.status >= 500 else INVALID_PARAMS, f"toolout API: {exc}") from exc
-    except httpx.HTTPError as exc:
-        raise MCPError(INTERNAL_ERROR, f"cannot reach the toolout API at {api_url}: {exc}") from exc
+        raise _mcp_error(exc, api_url, not_found) from exc
+
+
+def _mcp_error(exc: ToolOutAPIError, api_url: str, not_found: int) -> MCPError:
+    """A 404 is `not_found`, an unreachable or failing service INTERNAL_ERROR, any other 4xx INVALID_PARAMS."""
+    if isinstance(exc, TransportError):
+        return MCPError(INTERNAL_ERROR, f"cannot reach the toolout API at {api_url}: {exc.message}")
+    if isinstance(exc, NotFoundError):
+        return MCPError(not_found, exc.message, {"code": exc.code})
+    return MCPError(INTERNAL_ERROR if isinstance(exc, UnavailableError) else INVALID_PARAMS, f"toolout API: {exc}")
 
 
 def package_version() -> str:

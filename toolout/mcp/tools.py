@@ -7,7 +7,7 @@
 * `call_toolout_tool(client, name, arguments, progress=...)` — one call, answered by the service
   through the toolkit's plans. A client mistake (invalid arguments, any 4xx: unknown handle, bad
   pattern) is a result with `isError` and the text `Error: …`, so the model can correct itself; a
-  5xx or a lost connection raises (`ToolOutAPIError`, `httpx.HTTPError`): the operator must see it.
+  5xx or a lost connection raises (`toolout.client.UnavailableError`): the operator must see it.
   A result about a stored output ends with a `resource_link` block to `toolout://outputs/{handle}`.
   `tool_output` relays the job's progress (chunks done/total, or agent turns for read-grep) to
   `progress(done, total, message)`, each value larger than the last, at least once.

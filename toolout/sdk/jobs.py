@@ -105,7 +105,7 @@ def tool_output(
     """The `tool_output` tool: submit, wait, and return the text to give the model.
 
     An unknown handle is not an exception: the API's 404 carries the text the model should read.
-    Cancelled while waiting (a cancel token given to the transport), it cancels the job on the
+    Canceled while waiting (a cancel token given to the transport), it cancels the job on the
     service before the cancellation propagates: nobody will read that result. `on_progress` sees
     each polled job record (as in `wait`), e.g. to relay progress to an MCP client.
     """

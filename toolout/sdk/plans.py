@@ -16,16 +16,11 @@ from typing import Any, NamedTuple, TypeVar, cast
 
 import httpx
 
+from toolout.sdk.errors import ToolOutAPIError as ToolOutAPIError  # re-exported: plans catch it from here
+from toolout.sdk.errors import api_error
+
 T = TypeVar("T")
 Content = bytes | str | Iterable[bytes] | AsyncIterable[bytes]
-
-
-class ToolOutAPIError(Exception):
-    """The API answered with its error shape; `code`, `status` and `details` say what was wrong."""
-
-    def __init__(self, status: int, code: str, message: str, details: dict[str, Any]) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status, self.code, self.message, self.details = status, code, message, details
 
 
 class ToolText(NamedTuple):
@@ -128,13 +123,14 @@ def without_none(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {name: value for name, value in params.items() if value is not None}
 
 
-def api_error(response: httpx.Response) -> ToolOutAPIError:
-    """The typed error for a 4xx/5xx answer (a body without the error shape still gives a useful one)."""
+def answer(request: Request, response: httpx.Response) -> Any:
+    """The parsed answer, or the typed error: a 4xx/5xx, or a success whose body is not what it should be."""
+    if response.status_code >= 400:
+        raise api_error(response)
     try:
-        error = response.json()["error"]
-        return ToolOutAPIError(response.status_code, error["code"], error["message"], error.get("details") or {})
-    except (ValueError, KeyError, TypeError):
-        return ToolOutAPIError(response.status_code, "http_error", response.text[:500], {})
+        return request.parse(response)
+    except ValueError as exc:  # e.g. a proxy's HTML page where JSON was due
+        raise ToolOutAPIError(response.status_code, "invalid_response", f"unreadable answer: {exc}") from exc
 
 
 def json_body(args: str | bytes | Mapping[str, Any]) -> dict[str, Any]:

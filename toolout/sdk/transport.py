@@ -2,6 +2,8 @@
 
 Both drive a plan the same way: perform each yielded effect, send the parsed answer back (or throw
 the typed `ToolOutAPIError` in, so a plan can handle a 404), and return what the plan returns.
+They are the SDK's transport seam: an httpx error (no connection, a timeout) leaves them only as
+`toolout.sdk.errors.TransportError`, a `ToolOutAPIError` like every other failure.
 
 Cancellation (optional `cancel`: anything shaped like `toolout.toolkit.CancelToken`) is checked
 before each effect; the async transport also races every effect against it, the sync one waits
@@ -19,16 +21,17 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 
-from toolout.sdk.plans import Effect, Local, Plan, Request, Sleep, ToolOutAPIError, api_error
+from toolout.sdk.errors import wrapped_transport_errors
+from toolout.sdk.plans import Effect, Local, Plan, Request, Sleep, ToolOutAPIError, answer
 
 T = TypeVar("T")
 
 
 class Cancellation(Protocol):
     @property
-    def cancelled(self) -> bool: ...
+    def canceled(self) -> bool: ...
 
-    def raise_if_cancelled(self) -> None: ...
+    def raise_if_canceled(self) -> None: ...
 
     def wait_sync(self, timeout: float | None = None) -> bool: ...
 
@@ -61,11 +64,11 @@ class _Driver:
 
     def check(self) -> None:
         if self.watching is not None:
-            self.watching.raise_if_cancelled()
+            self.watching.raise_if_canceled()
 
     def deliver(self, exc: asyncio.CancelledError) -> bool:
         """Throw our token's cancellation into the plan, once; False for any other cancellation."""
-        if self.delivered or self.cancel is None or not self.cancel.cancelled:
+        if self.delivered or self.cancel is None or not self.cancel.canceled:
             return False
         self.delivered = True
         self.fail(exc)
@@ -104,17 +107,16 @@ class SyncTransport:
             if cancel is None:
                 time.sleep(effect.seconds)
             elif cancel.wait_sync(effect.seconds):
-                cancel.raise_if_cancelled()
+                cancel.raise_if_canceled()
             return None
         return self._request(effect)
 
     def _request(self, request: Request) -> Any:
         if isinstance(request.content, AsyncIterable):
             raise TypeError("the sync client streams a bytes iterable; an async iterable needs AsyncToolOutClient")
-        response = self._http.request(request.method, request.path, **request.send_kwargs())
-        if response.status_code >= 400:
-            raise api_error(response)
-        return request.parse(response)
+        with wrapped_transport_errors():
+            response = self._http.request(request.method, request.path, **request.send_kwargs())
+        return answer(request, response)
 
 
 class AsyncTransport:
@@ -136,7 +138,7 @@ class AsyncTransport:
                 driver.fail(exc)
             except asyncio.CancelledError as exc:
                 if not driver.deliver(exc):
-                    raise  # the task itself was cancelled (or cancelled again): nothing to deliver
+                    raise  # the task itself was canceled (or canceled again): nothing to deliver
 
     async def _perform(self, effect: Effect) -> Any:
         if isinstance(effect, Local):
@@ -144,14 +146,13 @@ class AsyncTransport:
         if isinstance(effect, Sleep):
             await asyncio.sleep(effect.seconds)
             return None
-        response = await self._http.request(effect.method, effect.path, **effect.send_kwargs())
-        if response.status_code >= 400:
-            raise api_error(response)
-        return effect.parse(response)
+        with wrapped_transport_errors():
+            response = await self._http.request(effect.method, effect.path, **effect.send_kwargs())
+        return answer(effect, response)
 
     @staticmethod
     async def _raced(work: Any, cancel: Cancellation | None) -> Any:
-        """`work`, unless `cancel` fires first: then `work` is cancelled and the token's error raised."""
+        """`work`, unless `cancel` fires first: then `work` is canceled and the token's error raised."""
         if cancel is None:
             return await work
         task = asyncio.ensure_future(work)
@@ -166,5 +167,5 @@ class AsyncTransport:
         if task.done():
             return task.result()
         task.cancel()
-        cancel.raise_if_cancelled()
+        cancel.raise_if_canceled()
         raise AssertionError("unreachable: the token fired")  # pragma: no cover

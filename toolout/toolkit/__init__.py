@@ -17,7 +17,7 @@ from toolout.toolkit.cancel import CancelToken
 from toolout.toolkit.composite import composite_tool
 from toolout.toolkit.context import ToolContext
 from toolout.toolkit.deps import Dependency
-from toolout.toolkit.errors import DependencyError, ToolCancelled, ToolDefinitionError, ToolkitError
+from toolout.toolkit.errors import DependencyError, ToolCanceled, ToolDefinitionError, ToolkitError
 from toolout.toolkit.results import (
     ImagePart,
     JsonResult,
@@ -67,7 +67,7 @@ __all__ = [
     "TextResult",
     "Tool",
     "ToolCall",
-    "ToolCancelled",
+    "ToolCanceled",
     "ToolContext",
     "ToolDefinitionError",
     "ToolMessage",

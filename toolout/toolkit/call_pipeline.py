@@ -34,7 +34,8 @@ from extraction.directives.specs import DestinationKind, OutputRoute
 from extraction.variables.names import validate_name
 from extraction.variables.refs import contains_variable_ref
 from toolout.sdk import outputs, variables
-from toolout.sdk.plans import Local, Plan, ToolOutAPIError
+from toolout.sdk.errors import ToolOutAPIError, UnavailableError
+from toolout.sdk.plans import Local, Plan
 from toolout.toolkit.adapters import ToolCall
 from toolout.toolkit.args import InvalidArguments
 from toolout.toolkit.context import ToolContext
@@ -110,7 +111,7 @@ def user_tool_call(
         try:
             resolved = yield from variables.resolve(session, args, max_value_chars=settings.max_value_chars)
         except ToolOutAPIError as exc:
-            if exc.status >= 500:
+            if isinstance(exc, UnavailableError):
                 raise
             text = f'Error resolving variable references for tool "{tool.name}": {exc.message}'
             return report(call, TextResult(text, is_error=True))
@@ -140,7 +141,7 @@ def _save(
             content_type=content_type, name=target.name, output=target.output, write_mode=target.write_mode,
         )  # fmt: skip
     except ToolOutAPIError as exc:
-        if exc.status >= 500:
+        if isinstance(exc, UnavailableError):
             raise
         text = f'Error storing the output of tool "{tool.name}": {exc.message}'
         return report(call, TextResult(text, is_error=True), warnings=warnings)

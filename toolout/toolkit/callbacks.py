@@ -21,7 +21,7 @@ Which exceptions propagate - exactly the seed's table:
 `format_output` is not in the seed's table; it is a callback like the others, so it propagates.
 A propagated exception is the callback's own exception, re-raised unchanged through `Tool.run`
 (and `execute_raw`) with a note naming the callback and the tool. Cancellation
-(`asyncio.CancelledError`, incl. `ToolCancelled`) is never caught.
+(`asyncio.CancelledError`, incl. `ToolCanceled`) is never caught.
 
 Seed 004's `{"error": message}` and seed 001's `Error executing tool: <message>`: the callbacks
 see the seed-004 dict. If it reaches the end untouched (no callback replaced it), a single tool

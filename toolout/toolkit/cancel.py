@@ -1,7 +1,7 @@
 """A cancellation token both sync and async tool code can use (the seed's `AbortSignal`).
 
-Async code awaits `token.wait()`; sync code running in a worker thread polls `token.cancelled`,
-calls `token.raise_if_cancelled()` between steps, or blocks in `token.wait_sync(timeout)`.
+Async code awaits `token.wait()`; sync code running in a worker thread polls `token.canceled`,
+calls `token.raise_if_canceled()` between steps, or blocks in `token.wait_sync(timeout)`.
 `cancel()` may be called from any thread: it wakes the awaiting event loops thread-safely.
 """
 
@@ -11,7 +11,7 @@ import asyncio
 import threading
 from contextlib import suppress
 
-from toolout.toolkit.errors import ToolCancelled
+from toolout.toolkit.errors import ToolCanceled
 
 
 class CancelToken:
@@ -22,10 +22,10 @@ class CancelToken:
         self.reason: str | None = None
 
     @property
-    def cancelled(self) -> bool:
+    def canceled(self) -> bool:
         return self._event.is_set()
 
-    def cancel(self, reason: str = "cancelled") -> None:
+    def cancel(self, reason: str = "canceled") -> None:
         """Cancel (idempotent: the first reason is kept) and wake every waiter."""
         with self._lock:
             if self._event.is_set():
@@ -37,16 +37,16 @@ class CancelToken:
             with suppress(RuntimeError):  # that loop is closed: nobody is waiting there any more
                 loop.call_soon_threadsafe(_resolve, future)
 
-    def raise_if_cancelled(self) -> None:
-        if self.cancelled:
-            raise ToolCancelled(self.reason or "cancelled")
+    def raise_if_canceled(self) -> None:
+        if self.canceled:
+            raise ToolCanceled(self.reason or "canceled")
 
     def wait_sync(self, timeout: float | None = None) -> bool:
-        """Block until cancelled or `timeout` elapses; True if cancelled (for sync tools)."""
+        """Block until canceled or `timeout` elapses; True if canceled (for sync tools)."""
         return self._event.wait(timeout)
 
     async def wait(self) -> None:
-        """Return once the token is cancelled."""
+        """Return once the token is canceled."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         with self._lock:

@@ -2,7 +2,7 @@
 
 * `resolve(dep)` / `resolve_sync(dep)` and `deps` (the values known to this call, by id): see
   `toolout.toolkit.deps`; `overrides` (id -> factory) replace a dependency's `create`;
-* cancellation: `cancelled`, `raise_if_cancelled()`, `wait_cancelled()` and `cancel_token`
+* cancellation: `canceled`, `raise_if_canceled()`, `wait_canceled()` and `cancel_token`
   (shared by every call made with this context: cancelling it cancels the running tool);
 * `logger` and `now()` (an injectable clock, UTC by default).
 
@@ -88,14 +88,14 @@ class ToolContext:
         return self.clock()
 
     @property
-    def cancelled(self) -> bool:
-        return self.cancel_token.cancelled
+    def canceled(self) -> bool:
+        return self.cancel_token.canceled
 
-    def cancel(self, reason: str = "cancelled") -> None:
+    def cancel(self, reason: str = "canceled") -> None:
         self.cancel_token.cancel(reason)
 
-    def raise_if_cancelled(self) -> None:
-        self.cancel_token.raise_if_cancelled()
+    def raise_if_canceled(self) -> None:
+        self.cancel_token.raise_if_canceled()
 
-    async def wait_cancelled(self) -> None:
+    async def wait_canceled(self) -> None:
         await self.cancel_token.wait()

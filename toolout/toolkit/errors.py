@@ -25,13 +25,13 @@ class DependencyError(ToolkitError):
     code = "dependency"
 
 
-class ToolCancelled(asyncio.CancelledError):
-    """The tool call's context was cancelled while it ran.
+class ToolCanceled(asyncio.CancelledError):
+    """The tool call's context was canceled while it ran.
 
     A `CancelledError` (a `BaseException`), on purpose: nothing that catches `Exception` - a tool's
     error handling, `on_error`, a composite tool's per-call isolation - swallows a cancellation.
     """
 
-    def __init__(self, reason: str = "cancelled") -> None:
+    def __init__(self, reason: str = "canceled") -> None:
         super().__init__(reason)
         self.reason = reason

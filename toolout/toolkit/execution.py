@@ -2,14 +2,14 @@
 
 The core is async (`await tool.run(...)`). A sync `execute` runs in a worker thread (context
 variables copied) so a slow or blocking tool never stalls the loop, its timeout or its
-cancellation. Python cannot stop a thread: when a sync tool is cancelled or times out, the call
-returns at once and the thread runs on until the tool checks `ctx.cancelled` /
-`ctx.raise_if_cancelled()` (cooperative, like the seed's AbortSignal). An async tool is cancelled
+cancellation. Python cannot stop a thread: when a sync tool is canceled or times out, the call
+returns at once and the thread runs on until the tool checks `ctx.canceled` /
+`ctx.raise_if_canceled()` (cooperative, like the seed's AbortSignal). An async tool is canceled
 at its next `await`.
 
 The worker is a daemon thread of its own, not the loop's default executor: `asyncio.run` (and so
 `Tool.run_sync`) joins the default executor's threads before returning, which would make a
-timed-out or cancelled sync tool block the caller until it finished anyway.
+timed-out or canceled sync tool block the caller until it finished anyway.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from contextlib import suppress
 from typing import Any, TypeVar
 
 from toolout.toolkit.cancel import CancelToken
-from toolout.toolkit.errors import ToolCancelled
+from toolout.toolkit.errors import ToolCanceled
 
 T = TypeVar("T")
 
@@ -67,7 +67,7 @@ def _deliver(
     loop: asyncio.AbstractEventLoop, setter: Callable[[Any], None], future: asyncio.Future[Any], value: Any
 ) -> None:
     def settle() -> None:
-        if not future.done():  # nobody waits any more (cancelled, timed out): drop the outcome
+        if not future.done():  # nobody waits any more (canceled, timed out): drop the outcome
             setter(value)
 
     with suppress(RuntimeError):  # the loop is closed: the caller has long gone
@@ -84,15 +84,15 @@ async def with_timeout(work: Awaitable[T], timeout: float | None) -> T:
         raise TimeoutError(f"timed out after {timeout:g} s") from None
 
 
-async def until_cancelled(work: Awaitable[T], token: CancelToken) -> T:
-    """Run `work` unless `token` is cancelled first: then cancel it and raise `ToolCancelled`.
+async def until_canceled(work: Awaitable[T], token: CancelToken) -> T:
+    """Run `work` unless `token` is canceled first: then cancel it and raise `ToolCanceled`.
 
     Cancelling the task that awaits this cancels `work` too.
     """
-    if token.cancelled:
+    if token.canceled:
         if inspect.iscoroutine(work):
             work.close()  # never started: close it so asyncio does not warn it was never awaited
-        token.raise_if_cancelled()
+        token.raise_if_canceled()
     task = asyncio.ensure_future(work)
     watcher = asyncio.ensure_future(token.wait())
     try:
@@ -105,7 +105,7 @@ async def until_cancelled(work: Awaitable[T], token: CancelToken) -> T:
     if not task.done():
         task.cancel()
         task.add_done_callback(_consume)
-        raise ToolCancelled(token.reason or "cancelled")
+        raise ToolCanceled(token.reason or "canceled")
     return task.result()
 
 

@@ -16,9 +16,9 @@ methods and by the async client for the `a`-prefixed ones (`ahandle`, `arun_agen
 decides which methods work (a sync method on an async client, or the reverse, is a `ToolkitError`).
 
 Cancellation: `cancel()` (or the `cancel_token` of the `context` you passed, or a per-call
-`cancel=`) stops the running tool (it raises `ToolCancelled`), waits for the service, and any
-pending extraction job, which is cancelled on the service too. A cancelled toolkit stays
-cancelled; start a new one (with `session_id=` to keep the session's variables).
+`cancel=`) stops the running tool (it raises `ToolCanceled`), waits for the service, and any
+pending extraction job, which is canceled on the service too. A canceled toolkit stays
+canceled; start a new one (with `session_id=` to keep the session's variables).
 """
 
 from __future__ import annotations
@@ -168,8 +168,8 @@ class Toolkit:
         return await self._arun(agent_plan(self.session, messages, agent, ctx, self.count_tokens), ctx.cancel_token)
 
     # --- lifecycle -----------------------------------------------------------------------------------
-    def cancel(self, reason: str = "cancelled") -> None:
-        """Stop what runs now and refuse further calls (the context's token is cancelled)."""
+    def cancel(self, reason: str = "canceled") -> None:
+        """Stop what runs now and refuse further calls (the context's token is canceled)."""
         self.context.cancel(reason)
 
     def count_tokens(self, text: str) -> int:

@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from extraction.buffers.ops import BUFFER_OPS_NAME, buffer_ops_tool
 from extraction.texts.tools import TOOL_OUTPUT_NAME, Schema, function_tool, strict, tool_output_tool
 from toolout.sdk import jobs, outputs, variables
-from toolout.sdk.plans import Plan, ToolOutAPIError, ToolText
+from toolout.sdk.errors import ToolOutAPIError, UnavailableError
+from toolout.sdk.plans import Plan, ToolText
 from toolout.toolkit.args import RawArguments, decode_arguments, parse_arguments
 from toolout.toolkit.errors import ToolDefinitionError
 from toolout.toolkit.schema import input_schema
@@ -104,7 +105,7 @@ def as_tool_text(plan: Plan[str | ToolText]) -> Plan[ToolText]:
     try:
         answer = yield from plan
     except ToolOutAPIError as exc:
-        if exc.status >= 500:
+        if isinstance(exc, UnavailableError):
             raise
         return ToolText(f"Error: {exc.message}", is_error=True)
     return answer if isinstance(answer, ToolText) else ToolText(answer)

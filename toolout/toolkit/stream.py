@@ -26,7 +26,8 @@ from extraction.variables.refs import Ref, find_refs
 from extraction.variables.resolve import ResolveWarning
 from extraction.variables.stream import VariableStream
 from toolout.sdk import variables
-from toolout.sdk.plans import Plan, ToolOutAPIError
+from toolout.sdk.errors import ToolOutAPIError, UnavailableError
+from toolout.sdk.plans import Plan
 
 ERRORS: dict[str, type[VariableError]] = {
     cls.code: cls for cls in (UnknownVariable, MissingField, NotJSON, ValueTooLarge, InvalidVariableName)
@@ -60,7 +61,7 @@ def lookup(session: str, ref: Ref, max_value_chars: int | None) -> Plan[Any]:
         answer = yield from variables.resolve(session, str(ref), max_value_chars=max_value_chars)
     except ToolOutAPIError as exc:
         error = ERRORS.get(exc.code)
-        if error is None or exc.status >= 500:
+        if error is None or isinstance(exc, UnavailableError):
             raise
         return error(exc.message, **exc.details)
     return answer["value"]

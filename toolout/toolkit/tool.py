@@ -9,7 +9,7 @@ loop would otherwise repeat: decode and validate the arguments (`toolout.toolkit
 
 Execution model (`toolout.toolkit.execution`): async core; a sync `execute` runs in a worker
 thread; the whole call is raced against the context's cancel token (cancelling it makes `run`
-raise `ToolCancelled` at once); `timeout=` bounds `execute` alone and a timeout is an execution
+raise `ToolCanceled` at once); `timeout=` bounds `execute` alone and a timeout is an execution
 error (`Error executing tool: timed out after N s`), so `on_error` sees it. A callback's exception
 propagates out of `run` (seed 004 table; see `toolout.toolkit.callbacks`).
 """
@@ -31,7 +31,7 @@ from toolout.toolkit.args import InvalidArguments, RawArguments, parse_arguments
 from toolout.toolkit.callbacks import CallbackFn, Callbacks, Outcome, run_with_callbacks
 from toolout.toolkit.context import ToolContext
 from toolout.toolkit.errors import ToolDefinitionError, ToolkitError
-from toolout.toolkit.execution import call_tool_code, until_cancelled, with_timeout
+from toolout.toolkit.execution import call_tool_code, until_canceled, with_timeout
 from toolout.toolkit.results import (
     TOOL_RESULT_TYPES,
     TextResult,
@@ -108,7 +108,7 @@ class Tool:
     async def run(self, raw_args: RawArguments = None, ctx: ToolContext | None = None) -> ToolResult:
         """One tool call: raw arguments (JSON text, a mapping, or nothing) -> ToolResult."""
         call_ctx = (ctx or ToolContext()).for_call(self.name)
-        outcome = await until_cancelled(self.outcome(raw_args, call_ctx), call_ctx.cancel_token)
+        outcome = await until_canceled(self.outcome(raw_args, call_ctx), call_ctx.cancel_token)
         return render(outcome)
 
     async def execute_raw(self, raw_args_json: RawArguments, ctx: ToolContext | None = None) -> ToolResult:

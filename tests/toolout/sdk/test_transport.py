@@ -15,7 +15,7 @@ from tests.toolout.fake_service import FakeService
 from toolout.client import AsyncToolOutClient, ToolOutAPIError, ToolOutClient
 from toolout.sdk.plans import Plan, Request, Sleep
 from toolout.sdk.plans import ToolOutAPIError as PlanError
-from toolout.toolkit import CancelToken, ToolCancelled
+from toolout.toolkit import CancelToken, ToolCanceled
 
 
 def stored_handle(fake: FakeService) -> str:
@@ -60,7 +60,7 @@ def test_wait_with_progress_polls_and_sleeps_between_polls() -> None:
     assert done["status"] == "succeeded" and seen == ["running", "running", "running", "succeeded"]
 
 
-def test_a_sync_plan_is_cancelled_in_its_sleep() -> None:
+def test_a_sync_plan_is_canceled_in_its_sleep() -> None:
     def napping() -> Plan[str]:
         yield Sleep(30)
         return "slept"
@@ -68,12 +68,12 @@ def test_a_sync_plan_is_cancelled_in_its_sleep() -> None:
     token = CancelToken()
     threading.Timer(0.05, token.cancel, args=("stop",)).start()
     started = time.monotonic()
-    with pytest.raises(ToolCancelled):
+    with pytest.raises(ToolCanceled):
         ToolOutClient("http://unused").execute(napping(), cancel=token)
     assert time.monotonic() - started < 5
 
 
-def test_an_async_plan_is_cancelled_mid_request() -> None:
+def test_an_async_plan_is_canceled_mid_request() -> None:
     async def slow(request: httpx.Request) -> httpx.Response:
         await asyncio.sleep(30)
         return httpx.Response(200, json={})
@@ -86,7 +86,7 @@ def test_an_async_plan_is_cancelled_mid_request() -> None:
         client = AsyncToolOutClient("http://x", http=http)
         token = CancelToken()
         asyncio.get_running_loop().call_later(0.05, token.cancel)
-        with pytest.raises(ToolCancelled):
+        with pytest.raises(ToolCanceled):
             await asyncio.wait_for(client.execute(one_request(), cancel=token), 5)
 
     asyncio.run(main())
@@ -100,7 +100,7 @@ def test_cancelling_tool_output_cancels_its_job_on_the_service(kind: str) -> Non
     threading.Timer(0.2, token.cancel).start()
     from toolout.sdk.jobs import tool_output
 
-    with pytest.raises(ToolCancelled):
+    with pytest.raises(ToolCanceled):
         if kind == "sync":
             fake.sync_client().execute(tool_output(handle, "x", timeout=30), cancel=token)
         else:

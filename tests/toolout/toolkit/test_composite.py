@@ -14,7 +14,7 @@ from extraction.schemas.strict_rules import strict_violations
 from toolout.toolkit.composite import composite_tool
 from toolout.toolkit.context import ToolContext
 from toolout.toolkit.deps import Dependency
-from toolout.toolkit.errors import ToolCancelled, ToolDefinitionError
+from toolout.toolkit.errors import ToolCanceled, ToolDefinitionError
 from toolout.toolkit.results import JsonResult
 from toolout.toolkit.tool import Tool, define_tool, tool
 
@@ -262,7 +262,7 @@ def test_cancellation_stops_the_composite() -> None:
         run = asyncio.ensure_future(both.run(calls(("waits", {"a": 1, "b": 1}), ("waits", {"a": 2, "b": 2})), ctx))
         await started.wait()
         ctx.cancel()
-        with pytest.raises(ToolCancelled):
+        with pytest.raises(ToolCanceled):
             await run
 
     asyncio.run(main())

@@ -10,7 +10,7 @@ import pytest
 
 from tests.toolout.fake_service import FakeService
 from tests.toolout.toolkit.conftest import Order, OrderTools, async_kit, call, sync_kit
-from toolout.toolkit import CancelToken, ToolCancelled, tool
+from toolout.toolkit import CancelToken, ToolCanceled, tool
 
 
 def test_async_handle_gives_what_sync_handle_gives() -> None:
@@ -64,10 +64,10 @@ def test_cancel_stops_a_running_sync_tool_at_once() -> None:
     kit = sync_kit(FakeService(), [slow])
     threading.Thread(target=lambda: (started.wait(5), kit.cancel("user pressed stop"))).start()
     begun = time.monotonic()
-    with pytest.raises(ToolCancelled, match="user pressed stop"):
+    with pytest.raises(ToolCanceled, match="user pressed stop"):
         kit.handle([call("slow")])
     assert time.monotonic() - begun < 2
-    with pytest.raises(ToolCancelled):  # a cancelled toolkit stays cancelled
+    with pytest.raises(ToolCanceled):  # a canceled toolkit stays canceled
         kit.handle([call("slow")])
 
 
@@ -87,7 +87,7 @@ def test_a_per_call_token_cancels_an_async_call_and_leaves_the_toolkit_usable() 
         kit = async_kit(FakeService(), [slow, quick])
         token = CancelToken()
         asyncio.get_running_loop().call_later(0.05, token.cancel)
-        with pytest.raises(ToolCancelled):
+        with pytest.raises(ToolCanceled):
             await asyncio.wait_for(kit.ahandle([call("slow")], cancel=token), 5)
         return await kit.ahandle([call("quick")])
 
@@ -100,6 +100,6 @@ def test_cancelling_while_tool_output_waits_cancels_the_extraction_job() -> None
     kit = sync_kit(fake, OrderTools(count=10, padding=20).all)
     handle = kit.run_calls([call("get_orders")])[0].handle
     threading.Timer(0.2, kit.cancel).start()
-    with pytest.raises(ToolCancelled):
+    with pytest.raises(ToolCanceled):
         kit.handle([call("tool_output", {"handle": handle, "extract": "ids"})])
     assert [job["status"] for job in fake.jobs.values()] == ["canceled"]

@@ -13,7 +13,7 @@ from extraction.errors import StrictSchemaError
 from extraction.schemas.strict_rules import strict_violations
 from toolout.toolkit.context import ToolContext
 from toolout.toolkit.deps import Dependency
-from toolout.toolkit.errors import ToolCancelled, ToolDefinitionError, ToolkitError
+from toolout.toolkit.errors import ToolCanceled, ToolDefinitionError, ToolkitError
 from toolout.toolkit.results import JsonResult, TextResult
 from toolout.toolkit.tool import define_tool, tool
 
@@ -276,7 +276,7 @@ def test_cancelling_the_context_cancels_a_running_async_tool() -> None:
             try:
                 await asyncio.Event().wait()
             except asyncio.CancelledError:
-                seen.append("tool cancelled")
+                seen.append("tool canceled")
                 raise
             return "never"
 
@@ -285,12 +285,12 @@ def test_cancelling_the_context_cancels_a_running_async_tool() -> None:
         run = asyncio.ensure_future(waits.run('{"q": ""}', ctx))
         await started.wait()
         ctx.cancel("user pressed stop")
-        with pytest.raises(ToolCancelled, match="user pressed stop"):
+        with pytest.raises(ToolCanceled, match="user pressed stop"):
             await run
         await asyncio.sleep(0)
 
     asyncio.run(main())
-    assert seen == ["tool cancelled"]
+    assert seen == ["tool canceled"]
 
 
 def test_cancelling_the_context_from_another_thread_stops_a_sync_tool_cooperatively() -> None:
@@ -301,7 +301,7 @@ def test_cancelling_the_context_from_another_thread_stops_a_sync_tool_cooperativ
         started.set()
         observed.append(ctx.cancel_token.wait_sync(timeout=5))
         finished.set()
-        ctx.raise_if_cancelled()
+        ctx.raise_if_canceled()
         return "never"
 
     waits = define_tool(name="waits", description="W.", input=Query, execute=execute)
@@ -313,18 +313,18 @@ def test_cancelling_the_context_from_another_thread_stops_a_sync_tool_cooperativ
 
     canceller = threading.Thread(target=cancel_once_started)
     canceller.start()
-    with pytest.raises(ToolCancelled, match="shutdown"):
+    with pytest.raises(ToolCanceled, match="shutdown"):
         waits.run_sync('{"q": ""}', ctx)
     canceller.join(5)
     assert finished.wait(5) and observed == [True]
 
 
-def test_an_already_cancelled_context_runs_nothing() -> None:
+def test_an_already_canceled_context_runs_nothing() -> None:
     ran: list[str] = []
     tool_ = define_tool(name="t", description="T.", input=Query, execute=lambda a: ran.append("x"))
     ctx = ToolContext()
     ctx.cancel()
-    with pytest.raises(ToolCancelled):
+    with pytest.raises(ToolCanceled):
         tool_.run_sync('{"q": ""}', ctx)
     assert ran == []
 
@@ -360,12 +360,12 @@ def test_cancellation_is_not_an_execution_error() -> None:
 
     def execute(args: Query, ctx: ToolContext) -> str:
         ctx.cancel("stop")
-        ctx.raise_if_cancelled()
+        ctx.raise_if_canceled()
         return "never"
 
     tool_ = define_tool(
         name="t", description="T.", input=Query, execute=execute, on_error=lambda a, e: errors.append(e)
     )
-    with pytest.raises(ToolCancelled):
+    with pytest.raises(ToolCanceled):
         tool_.run_sync('{"q": ""}')
     assert errors == []
