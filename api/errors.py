@@ -44,7 +44,7 @@ _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     RangeNotSatisfiable: 416,
     IdempotencyKeyReused: 422,
     BudgetExceeded: 422,
-    # variables, routing and buffer_ops: the request named or addressed something wrongly (issue 9's 422s)
+    # variables, routing and buffer_ops: the request named or addressed something wrongly
     VariableError: 422,
     InvalidFilePath: 422,
     InvalidDestination: 422,

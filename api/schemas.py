@@ -62,7 +62,7 @@ class UploadResult(StatsView):
     handle: str
     session_id: str
     oversized: bool
-    message: str | None = Field(description="seed 002 §2a text when oversized: hand it to the model as the tool result")
+    message: str | None = Field(description="too-large text when oversized: give it to the model as the tool result")
     name: str | None = Field(description="the variable the output is saved as: `$name` resolves to it")
     links: Links
 
@@ -150,7 +150,7 @@ def output_view(record: OutputRecord) -> OutputView:
 
 # --- extractions ------------------------------------------------------------------------------
 class ExtractionRequest(BaseModel):
-    """The `tool_output` tool call (seed 002 §2b), sent as the JSON body. Length is checked per settings."""
+    """The `tool_output` call (docs/spec/tool-output.md), sent as the JSON body. Length is checked per settings."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -4,7 +4,7 @@ The texts are parsed by the pure routing code (`extraction.directives.specs.make
 route means exactly what the same `output=`/`write-mode=` means in a directive:
 
 * `inline` (the default): today's upload; the output is also a variable, named `name` when given
-  (binding a name that exists points it at the new output, as seed 000's `setVariable` does) or
+  (binding a name that exists points it at the new output, as setting a variable does) or
   `<tool>_<n>` when not;
 * `variable:NAME` / `file:PATH`: routed (append unless `write_mode` says otherwise); `{today}` in a
   path becomes today's UTC date; the answer is the manifest, not the content;

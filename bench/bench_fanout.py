@@ -1,4 +1,4 @@
-"""F1: fan-out — a toolout full-chunked job vs a plain asyncio.gather of the same litellm calls (issue 12).
+"""F1: fan-out — a toolout full-chunked job vs a plain asyncio.gather of the same litellm calls.
 
     python bench/bench_fanout.py [--chunks 32,128] [--latencies 0,500] [--runs-0ms 5] [--runs-500ms 3]
                                  [--concurrency 32] [--redis-url redis://127.0.0.1:6379/10]
@@ -65,7 +65,7 @@ from toolout import datasets, processes  # noqa: E402
 from toolout.client import ToolOutClient  # noqa: E402
 
 TARGETS = {(32, 500): 1.05, (128, 500): 1.10, (32, 0): 1.5}
-"""(chunks, model latency ms) -> the highest toolout / baseline ratio issue 12 accepts."""
+"""(chunks, model latency ms) -> the highest toolout / baseline ratio accepted."""
 
 
 # --- the baseline ----------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Where a full-chunked job's time goes, from POST /v1/extractions to the report (issue 12's profile).
+"""Where a full-chunked job's time goes, from POST /v1/extractions to the report (docs/performance.md).
 
     python bench/profile_fanout.py [--chunks 32,128] [--latencies 0,500] [--runs 3] [--redis-url ...]
                                    [--no-redis-pass] [--no-py-spy]

@@ -1,6 +1,6 @@
 """Where a stored output goes in its session — a variable or a file, under a write mode — without losing a write.
 
-Seed 003's write modes over immutable versions (`infra.versions`):
+The write modes of docs/spec/directives.md §Write modes over immutable versions (`infra.versions`):
 
 * `replace`: the part becomes the new version; the variable keeps its `created_at`.
 * `append`: a new version holding the current content, a newline when it does not end with one,

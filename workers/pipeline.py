@@ -292,7 +292,7 @@ def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) ->
 
 def _finish_single(rt: Runtime, live: LiveJob, content: str) -> None:
     """Finish with a final answer: the only output with content (one chunk's map answer needs no reduce:
-    seed, single pass), the final reduce's, or none at all (every part found nothing: NO RELEVANT DATA FOUND)."""
+    a single pass), the final reduce's, or none at all (every part found nothing: NO RELEVANT DATA FOUND)."""
     report = FinalReport(content=content, found=bool(content.strip()) and not says_not_found(content), closed=True)
     outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value)
 

@@ -1,4 +1,4 @@
-"""buffer_ops (seed 003): the tool call forwarded verbatim, and its REST equivalents as JSON.
+"""buffer_ops (docs/spec/buffer-ops.md): the tool call forwarded verbatim, and its REST equivalents as JSON.
 
 `POST /v1/sessions/{id}/buffer_ops` takes the tool call's JSON arguments and answers the text the model
 should see. A misuse by the model (no range, an unknown buffer, a bad regex) is a tool result too: 200
@@ -48,7 +48,7 @@ from infra.session_buffers import SessionBuffers
 router = APIRouter(prefix=f"{API_PREFIX}/sessions", tags=["buffers"])
 
 LIMITS = BufferLimits()
-"""The seed's "internal" limits (read size, matches, context): not settings."""
+"""Internal limits (read size, matches, context; docs/spec/buffer-ops.md §Operations): not settings."""
 TOOL_ERROR_HEADER = "X-Tool-Error"
 _TOOL_CALL_BODY = {
     "requestBody": {

@@ -2,9 +2,9 @@
 
 An upload is measured while it streams to a spool file (`api.ingest`) and then handed to the blob
 store with `put_file`, so a 1 GB output costs bounded memory. The answer carries the exact
-too-large text (seed 002 §2a) the agent framework shows the model in place of the output. With an
-`Idempotency-Key` a retried upload stores nothing new: the body is still received (its sha256 is
-part of the fingerprint), then the first answer is replayed.
+too-large text (docs/spec/tool-output.md §Too-large message) the agent framework shows the model
+in place of the output. With an `Idempotency-Key` a retried upload stores nothing new: the body is
+still received (its sha256 is part of the fingerprint), then the first answer is replayed.
 """
 
 from __future__ import annotations
@@ -254,7 +254,7 @@ def _store(
 
 
 def _routed(meta: UploadMeta, spooled: Spooled, destination: str, record: OutputRecord | None) -> JSONResponse:
-    """The routed answer: where the output went and the manifest the model sees instead of it (seed 003)."""
+    """The routed answer: where the output went and the manifest the model sees instead (docs/spec/directives.md)."""
     result = RoutedResult(
         destination=destination,
         name=record.name if record else None,

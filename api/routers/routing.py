@@ -1,4 +1,4 @@
-"""The routing directives of seed 003, parsed by the pure parser the SDK also uses (no session, no I/O).
+"""The routing directives (docs/spec/directives.md), parsed by the pure parser the SDK also uses (no session, no I/O).
 
 `{"text": "@tools a(output=variable:x), b(output=file:r/{today})"}` → `extraction.directives.syntax.parse_directives`;
 `{"tools": {"a": {"output": "variable:x", "write_mode": "replace"}}}` →

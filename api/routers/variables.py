@@ -1,5 +1,5 @@
-"""Session variables (seed 000): list them, look one up, resolve `$refs` in JSON or in streamed text, and the
-prompt section that teaches an agent to use them.
+"""Session variables (docs/spec/variables.md): list them, look one up, resolve `$refs` in JSON or in streamed
+text, and the prompt section that teaches an agent to use them.
 
 A variable is a stored output with a name; the resolving rules are `extraction.variables.resolve` /
 `extraction.variables.stream` unchanged, run against `infra.session_variables.SessionVariables`, which
@@ -81,8 +81,9 @@ def get_variable(
 
 @router.post("/{session_id}/resolve", response_model=ResolveResult, responses=error_responses(400, 404, 422, 503))
 def resolve_value(session_id: uuid.UUID, body: ResolveRequest, services: ServicesDep, tenant: Tenant) -> ResolveResult:
-    """Seed 000's rules over any JSON: a whole `"$name.path"` becomes the typed value, refs in longer strings are
-    interpolated; an unknown or missing whole reference is a 422 naming what exists; `$HOME` in text is a warning."""
+    """The rules of docs/spec/variables.md §Resolution over any JSON: a whole `"$name.path"` becomes the typed
+    value, refs in longer strings are interpolated; an unknown or missing whole reference is a 422 naming what
+    exists; `$HOME` in text is a warning."""
     limit = min(
         body.max_value_chars or services.settings.max_resolved_value_chars, services.settings.max_resolved_value_chars
     )
@@ -99,8 +100,9 @@ def resolve_value(session_id: uuid.UUID, body: ResolveRequest, services: Service
 async def resolve_text_stream(
     session_id: uuid.UUID, request: Request, services: ServicesDep, tenant: Tenant
 ) -> StreamingResponse:
-    """The text with its `$refs` resolved, streamed back as it arrives (seed 000 §4: a ref split across chunks
-    is held until it is complete). Lenient: unknown refs and bad paths stay as written; warnings are not sent."""
+    """The text with its `$refs` resolved, streamed back as it arrives (docs/spec/variables.md §Streaming:
+    a ref split across chunks is held until it is complete). Lenient: unknown refs and bad paths stay as written;
+    warnings are not sent."""
     variables = await run_in_threadpool(session_variables, services, session_id, tenant)
     stream = VariableStream(variables, strict=False, max_value_chars=services.settings.max_resolved_value_chars)
     return DuplexStreamingResponse(_resolved(request, stream), media_type="text/plain; charset=utf-8")
@@ -128,7 +130,7 @@ def get_instructions(
     services: ServicesDep,
     tenant: Tenant,
     style: Annotated[
-        Literal["full", "minimal"], Query(description="full: seed 000's text; minimal: two lines")
+        Literal["full", "minimal"], Query(description="full: the whole instructions text; minimal: two lines")
     ] = "full",
 ) -> PlainTextResponse:
     """The "## Tool Output Variables" prompt section, then the session's variables (one `- $name (tool): preview`

@@ -1,4 +1,4 @@
-"""The `buffer_ops` tool (seed 003): its definition, argument checks, and execution against a `BufferStore`.
+"""The `buffer_ops` tool (docs/spec/buffer-ops.md): its definition, argument checks, and execution on a `BufferStore`.
 
 One tool, `operation` required, call shape aligned with `file_ops_safe`:
 

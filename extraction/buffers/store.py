@@ -6,7 +6,7 @@ server implements `BufferStore` over Redis records and blobs — `read_lines` wi
 — so a read or a search means the same in memory and on the server. `MemoryBufferStore` does
 exactly that over in-memory bytes; tests and an embedded mode use it.
 
-Writing (routing, `export`) follows the write modes of seed 003:
+Writing (routing, `export`) follows the write modes of docs/spec/directives.md §Write modes:
 * `replace`: the new content replaces the old (`created_at` is kept, `updated_at` moves);
 * `append`: `append_text(old, new)` — the new part starts on a new line (a `\\n` is inserted
   only when the old content does not already end with one); the content type stays when both

@@ -78,7 +78,7 @@ def _placeholder_problem(path: str) -> str | None:
 
 
 def expand_path(template: str, today: dt.date) -> str:
-    """The path to write: `{today}` becomes `today` as `YYYY-MM-DD` (the seed's notes/2026-01-01)."""
+    """The path to write: `{today}` becomes `today` as `YYYY-MM-DD` (e.g. notes/2026-01-01)."""
     validate_file_path(template)
     return template.replace("{today}", today.isoformat())
 

@@ -1,4 +1,4 @@
-"""The compact notice a routed output leaves in the context instead of its content (seed 003).
+"""The compact notice a routed output leaves in the context instead of its content (docs/spec/directives.md §Manifest).
 
     [tool output routed] search -> variable:search_results (total 12,340 chars)
     [input routed] 3 files -> variable:foo (total 12,340 chars)

@@ -1,4 +1,4 @@
-"""Where a tool's or an input's output goes (seed 003): typed routing specs, shared by every front end.
+"""Where a tool's or an input's output goes (docs/spec/directives.md): typed routing specs, shared by every front end.
 
 The directive parser (`extraction.directives.syntax`), the dict form the SDK toolkit takes
 (`tool_routes_from_mapping`) and the API's upload parameters (`parse_destination`,

@@ -1,4 +1,4 @@
-"""The routing directives of seed 003 as a pure parser and printer (no I/O, no clock).
+"""The routing directives (docs/spec/directives.md §Syntax) as a pure parser and printer (no I/O, no clock).
 
     @tools web_search_tavily(output=variable:foo, write-mode=replace), code_execution(output=file:results/{today})
     @tools web_search_tavily(output=variable:search_results),

@@ -38,7 +38,7 @@ def chunk_budget_for(ctx: PromptContext, limits: ModelLimits, rules: PlanningRul
 def route_document(
     requested: Mode | str, *, tokens: int, avg_line_bytes: float, budget: int, rules: PlanningRules
 ) -> RoutingDecision:
-    """The strategy for a document of `tokens` tokens at `budget` tokens per chunk (seed 002 §3 routing)."""
+    """The strategy for a document of `tokens` tokens, `budget` per chunk (docs/spec/tool-output.md §Routing)."""
     return route(
         requested,
         chunk_count=estimate_chunk_count(tokens, budget, rules.chunk_overlap),

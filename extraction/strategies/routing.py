@@ -1,4 +1,4 @@
-"""Which extraction strategy runs: seed 002 §3 routing, with the reason kept for logs and results.
+"""Which extraction strategy runs (docs/spec/tool-output.md §Routing), with the reason kept for logs and results.
 
 auto picks full-chunked when the document fits `max_chunks_for_full` chunks, or when its lines
 are so long on average (minified JSON, base64) that reading and grepping by line cannot work;

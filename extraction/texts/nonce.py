@@ -34,7 +34,7 @@ def tag_name(nonce: str) -> str:
 
 
 def open_tag(nonce: str) -> str:
-    """The exact opening tag the prompts ask for (seed 002 §3)."""
+    """The exact opening tag the prompts ask for (docs/spec/tool-output.md §Final-report wrapper)."""
     return f'<{tag_name(nonce)} format="text">'
 
 

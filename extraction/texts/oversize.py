@@ -10,7 +10,7 @@ TOO_LARGE_TEMPLATE = (
     'Call tool_output(handle = "{handle}", extract = "what to extract").\n'
     "Provide precise and detailed instructions in `extract` about what you are looking for."
 )
-"""Seed 002 §2a, verbatim: three lines, no trailing newline."""
+"""docs/spec/tool-output.md §Too-large message: three lines, no trailing newline."""
 
 
 def is_oversized(stats: DocumentStats, *, max_bytes: int, budget_tokens: int) -> bool:

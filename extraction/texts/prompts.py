@@ -1,6 +1,6 @@
-"""Every prompt the extractor sends, in one place: seed 002 §3a verbatim, placeholders filled.
+"""Every prompt the extractor sends, in one place (docs/spec/tool-output.md §Extractor prompts), placeholders filled.
 
-The three system prompts (map, reduce, read-grep) are the seed's text character for character;
+The three system prompts (map, reduce, read-grep) are fixed texts, character for character;
 only the `<PLACEHOLDER>`s are replaced. The section headers (`WHAT TO EXTRACT`, `CHUNK INFO`,
 `CHUNK OUTPUTS`, `OUTPUT FORMAT (required)`, ...) are a contract: the deterministic offline model
 parses them, so they must not drift.
@@ -65,7 +65,7 @@ OUTPUT FORMAT (required)
   <ai-agent-<NONCE>-FINAL format="text"> ... </ai-agent-<NONCE>-FINAL>
 - If no relevant data exists, output:
   NO RELEVANT DATA FOUND
-  <short description of what kind of information is available across the chunks>"""  # noqa: E501 - seed 002 §3a, verbatim
+  <short description of what kind of information is available across the chunks>"""  # noqa: E501 - verbatim prompt text
 
 READ_GREP_SYSTEM_TEMPLATE = """You are an internal extraction agent. You can only use Read and Grep tools.
 

@@ -2,7 +2,7 @@
 
 Models are sloppy with the wrapper: they think first (`<think>...</think>`, sometimes never
 closed), chat before the tag, put the tag in a code fence, quote the attribute differently, or
-stop before the closing tag (which seed 002 decision 6 makes optional). All of that is accepted.
+stop before the closing tag (optional: docs/spec/tool-output.md §Final-report wrapper). All of that is accepted.
 
 What is never accepted is a wrapper whose nonce differs from the job's: the document the model
 read may contain a forged wrapper, and it must not become the answer. When a model quotes a

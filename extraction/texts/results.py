@@ -1,4 +1,4 @@
-"""The plain-text results `tool_output` returns to the agent (seed 002 §2), character for character.
+"""The plain-text results `tool_output` returns to the agent, character for character (docs/spec/tool-output.md).
 
 Plain text, never JSON: the agent's framework would escape JSON a second time. Two headers exist:
 ABSTRACT (success) and TOOL_OUTPUT FAILED. "Nothing matched" and "no such handle" are successes:

@@ -1,7 +1,7 @@
-"""Tool definitions, from one place: `tool_output` (seed 002 §2b, exact) and the line-level tools.
+"""Tool definitions, from one place: `tool_output` (exact) and the line-level tools (docs/spec/tool-output.md).
 
-`tool_output` is what the agent calls to extract. Read and Grep (seed 001 §7.3/§7.4 adapted from
-`ref_id` to `handle`) serve two callers with the same parameters: the agent, as
+`tool_output` is what the agent calls to extract. Read and Grep (docs/spec/tool-output.md §Line tools,
+by `handle`) serve two callers with the same parameters: the agent, as
 `tool_output_read`/`tool_output_grep`, and the read-grep sub-agent, as `Read`/`Grep` (names its
 prompt uses). Everything is returned as a fresh deep copy in OpenAI function-tool form, so no
 caller can mutate the shared definitions; `strict()` derives the strict-mode variant.
@@ -159,7 +159,7 @@ def agent_tools() -> list[Tool]:
 
 
 def sub_agent_tools() -> list[Tool]:
-    """The read-grep sub-agent's only tools (seed 002 decision 8: Read and Grep)."""
+    """The read-grep sub-agent's only tools (Read and Grep, nothing else)."""
     return [read_tool(), grep_tool()]
 
 

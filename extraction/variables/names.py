@@ -3,7 +3,7 @@
 Names are `[A-Za-z_][A-Za-z0-9_]*`, at most `MAX_NAME_CHARS` long, case-sensitive — exactly
 what a `$name` reference can spell, so every stored output is addressable.
 
-Default naming (seed 000, with its timestamp replaced by a per-tool counter so names stay short
+Default naming (docs/spec/variables.md §Names: a per-tool counter rather than a timestamp, so names stay short
 and stable for the model): `<base>_<n>`, where `<base>` is the tool name sanitised by
 `tool_base_name` and `n` starts at 1 and counts per tool per session.
 

@@ -63,7 +63,7 @@ def walk(value: Any, ref: Ref, *, text: bool = False) -> Any:
 
 
 def compact_json(value: Any) -> str:
-    """The compact JSON text the seed interpolates for non-string values."""
+    """The compact JSON text interpolated for non-string values (docs/spec/variables.md §Resolution)."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 

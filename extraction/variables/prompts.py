@@ -1,6 +1,6 @@
-"""The variable instructions appended to an agent's system prompt (seed 000 §6), and previews.
+"""The variable instructions appended to an agent's system prompt (docs/spec/variables.md §Instructions), and previews.
 
-`instructions(variables, style="full")` is the seed's `getVariableInstructions` text verbatim:
+`instructions(variables, style="full")` is the exact full text:
 its header (which starts with a newline), then `\\nNo variables saved yet.` or
 `\\n### Available Variables:\\n` and one ``- `$name` (tool): preview`` line per variable.
 

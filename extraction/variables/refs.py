@@ -1,6 +1,6 @@
 """The `$ref` grammar: one scanner shared by whole-value parsing, interpolation and streaming.
 
-Grammar (seed 000's `$var.field.sub`, plus array indexes)::
+Grammar (docs/spec/variables.md §Syntax: `$var.field.sub`, plus array indexes)::
 
     ref    = "$" name { "." field | "[" index "]" }
     name   = [A-Za-z_][A-Za-z0-9_]*          the variable (ASCII, as names are)
@@ -236,7 +236,7 @@ def find_refs(text: str, *, final: bool = True, before: str = "") -> tuple[list[
 
 
 def whole_ref(text: str) -> Ref | None:
-    """The reference when `text` is exactly one reference and nothing else (seed 000's typed case)."""
+    """The reference when `text` is exactly one reference and nothing else (resolved to the typed value)."""
     found = scan_ref(text, 0) if text.startswith("$") else None
     return found.ref if isinstance(found, Scanned) and found.end == len(text) else None
 

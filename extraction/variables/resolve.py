@@ -1,6 +1,6 @@
-"""Resolving `$ref`s in tool arguments and text (seed 000 §2), against any `VariableSource`.
+"""Resolving `$ref`s in tool arguments and text (docs/spec/variables.md §Resolution), against any `VariableSource`.
 
-Rules, exactly the seed's plus array indexes (`extraction.variables.refs` has the grammar):
+Rules, with array indexes (`extraction.variables.refs` has the grammar):
 
 * A string that is only a reference (`"$weather_nyc"`, `"$orders.items[0]"`) becomes the stored
   value, typed: an object stays an object, a number a number.
@@ -175,7 +175,7 @@ class ReferenceResolver:
             self.warnings.append(ResolveWarning(code=code, reference=written, location=location, message=err.message))
 
     def resolve_value(self, value: Any, location: str = "") -> Any:
-        """Seed 000's rules over a JSON-like value (see the module docstring)."""
+        """The resolution rules over a JSON-like value (see the module docstring)."""
         if isinstance(value, str):
             return self.resolve_string(value, location)
         if isinstance(value, dict):

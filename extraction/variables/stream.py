@@ -1,4 +1,4 @@
-"""Resolving `$ref`s in streamed text (seed 000 §4): chunks in, resolved text out.
+"""Resolving `$ref`s in streamed text (docs/spec/variables.md §Streaming): chunks in, resolved text out.
 
 A reference may be split across chunks (`$weather_` + `nyc`, `$x.` + `field`), so each `feed`
 holds back exactly the undecided suffix that `extraction.variables.refs.find_refs(final=False)`

@@ -1,8 +1,9 @@
 """Read toolout's own prompts back: sections, nonce, handle, chunk outputs, numbered tool results.
 
-The offline model only understands the prompts `extraction/texts/prompts.py` writes (seed 002 §3a), so
-this is the one place that knows their headers. Parsing is lenient on purpose: a missing
-section yields None and the server answers with an explanation instead of failing.
+The offline model only understands the prompts `extraction/texts/prompts.py` writes
+(docs/spec/tool-output.md §Extractor prompts), so this is the one place that knows their headers.
+Parsing is lenient on purpose: a missing section yields None and the server answers with an explanation
+instead of failing.
 """
 
 from __future__ import annotations

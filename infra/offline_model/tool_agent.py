@@ -19,7 +19,7 @@ this order, one tool call per turn:
    call to its tool after the previous step's call. In the arguments, a reference `$<tool>`
    (e.g. `"$get_orders.items[0]"`) that names an offered tool but no variable becomes a reference
    to that tool's newest variable as the system prompt lists it (`- \\`$get_orders_1\\` (get_orders): …`,
-   seed 000's instructions) — what a model reading its instructions would write.
+   the instructions of docs/spec/variables.md) — what a model reading its instructions would write.
 3. **The answer**, once no step or follow-up is left: `Done. Tools called: a, b, c.` then
    `Last tool result:` and the newest tool result (at most `ANSWER_RESULT_CHARS` characters).
 

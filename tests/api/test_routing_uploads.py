@@ -1,4 +1,4 @@
-"""Output routing on upload (seed 003) over real HTTP, real Redis and both blob stores.
+"""Output routing on upload (docs/spec/directives.md) over real HTTP, real Redis and both blob stores.
 
 `output=variable:NAME|file:PATH|discard` with `write_mode=append|replace|new`: what is stored where, how
 appended parts join, the manifest the model sees, what is refused, and that racing writers lose nothing.

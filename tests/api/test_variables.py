@@ -1,4 +1,4 @@
-"""Session variables over real HTTP, real Redis and both blob stores (local and S3 through moto): seed 000's rules.
+"""Session variables over real HTTP, real Redis and both blob stores (local and S3 through moto): docs/spec/variables.md
 
 Every stored output is a variable: named on upload or `<tool>_<n>`; `$name`, `$name.field` and
 `$name.items[0].id` resolve typed when whole, interpolated inside longer strings; mistakes are 422s that

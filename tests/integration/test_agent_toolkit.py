@@ -8,7 +8,7 @@ A litellm agent loop (`Toolkit.run_agent`) on the offline model:
   reads it back.
 Then `examples/agent_loop.py` runs against the same stack.
 
-These need the variables server (issue 9): on an API without its routes they skip, naming them.
+These need the variables server: on an API without its routes they skip, naming them.
 """
 
 from __future__ import annotations

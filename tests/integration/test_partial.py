@@ -1,4 +1,4 @@
-"""Degrade, don't sink (issue 13), on the real stack: API, a Celery worker and the offline model as processes.
+"""Degrade, don't sink, on the real stack: API, a Celery worker and the offline model as processes.
 
 The offline model is restarted before each test with a fault aimed at one part of the document
 (`infra/offline_model/config.py`: `fault`, `fault_on`, `fault_chunks`, `fault_marker`), so what

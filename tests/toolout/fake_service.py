@@ -1,5 +1,5 @@
-"""A small in-memory fake of toolout's REST API for client-side tests: the issue 9 contract
-(/work/wt/CONTRACT_VARIABLES.md) plus the upload, Read/Grep and extraction calls the toolkit uses.
+"""A small in-memory fake of toolout's REST API for client-side tests: the variables contract
+(docs/spec/variables.md, directives.md, buffer-ops.md) plus the upload, Read/Grep and extraction calls the toolkit uses.
 
 It is an `httpx.MockTransport` handler, so the sync and async SDK clients talk to it through their
 real transports, and it needs no server packages (it runs on the light install). Its behaviour is

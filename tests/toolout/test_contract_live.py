@@ -1,4 +1,4 @@
-"""The SDK's issue 9 calls against the real API over HTTP (in-memory stores: `live_api`).
+"""The SDK's variables calls against the real API over HTTP (in-memory stores: `live_api`).
 
 The same checks as `tests/toolout/sdk/test_contract_calls.py` makes on the contract fake, here on the
 server itself: they keep the SDK and the fake honest. Skipped, naming the missing routes, on an API

@@ -1,4 +1,4 @@
-"""Whether an API serves the issue 9 variables contract; end-to-end toolkit tests skip, naming what is missing.
+"""Whether an API serves the variables routes; end-to-end toolkit tests skip, naming what is missing.
 
 The toolkit's client side was built against the REST contract while the server side was built on
 another branch (`vars-server`). Its end-to-end tests are written against the real routes; on an
@@ -32,7 +32,4 @@ def _shape(path: str) -> str:
 def require_variable_routes(api_url: str) -> None:
     missing = missing_variable_routes(api_url)
     if missing:
-        pytest.skip(
-            "the variables server (issue 9's server side, branch vars-server) is not on this branch yet: "
-            f"the API lacks {', '.join(missing)}"
-        )
+        pytest.skip(f"the variables server is not on this branch yet: the API lacks {', '.join(missing)}")

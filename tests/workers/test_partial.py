@@ -1,4 +1,4 @@
-"""Degrade, don't sink (issue 13): a part that cannot be read is named in the answer, not fatal to the job.
+"""Degrade, don't sink: a part that cannot be read is named in the answer, not fatal to the job.
 
 Every rule on the in-memory twins with a scripted model: which failures are a part's, settled once
 however often a task is delivered, the limit past which the job falls back, empty answers, groups.

@@ -38,7 +38,7 @@ def mcp_proxy(
     ] = None,
     upstream_url: Annotated[str | None, typer.Option(help="a Streamable HTTP MCP server's URL")] = None,
     route: Annotated[
-        list[str] | None, typer.Option(help="a seed 003 @tools route, e.g. 'read_file(output=variable:files)'")
+        list[str] | None, typer.Option(help="an @tools route, e.g. 'read_file(output=variable:files)'")
     ] = None,
     session: Annotated[
         str | None, typer.Option(envvar="TOOLOUT_SESSION", help="the toolout session; default: a new one")

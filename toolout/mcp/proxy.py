@@ -14,7 +14,7 @@ on stdio, or a URL; `toolout.mcp.upstream`):
 * resources and prompts: the upstream's, plus the stored outputs as `toolout://outputs/...`
   resources, so a `resource_link` can be read (`toolout.mcp.passthrough`).
 
-Routes are seed 003 `@tools` text (`toolout.toolkit.routes`); a route naming a tool the upstream does
+Routes are `@tools` text (docs/spec/directives.md, `toolout.toolkit.routes`); a route naming a tool the upstream does
 not have stops the proxy at startup, as it stops a toolkit (a typo would silently leave it inline).
 The proxy's toolout session is `--session`, or one it creates on first use and deletes when it exits.
 """

@@ -1,4 +1,4 @@
-"""Plans for session variables, files, routing directives and buffer_ops (the issue 9 REST contract).
+"""Plans for session variables, files, routing directives and buffer_ops (REST routes for docs/spec/).
 
 Every variable is a stored output with a handle; a name is a per-session alias of a handle.
 Routes, shapes and error codes are the contract's (`docs/variables.md` on the server side).
@@ -42,7 +42,7 @@ def resolve(session_id: str, value: Any, *, max_value_chars: int | None = None) 
 
 
 def instructions(session_id: str, *, style: Style = "full") -> Plan[str]:
-    """Seed 000's variable instructions with the session's variable list, for the system prompt."""
+    """The variable instructions (docs/spec/variables.md §Instructions) with the session's variables."""
     params = {"style": style}
     return (yield from call_text("GET", _session(session_id, "instructions"), params=params))
 

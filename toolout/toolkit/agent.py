@@ -3,9 +3,9 @@
 One plan (`agent_plan`), run by the toolkit sync (`litellm.completion`) or async
 (`litellm.acompletion`). Each turn:
 1. the system message is the caller's system text followed by the toolkit's variable
-   instructions (seed 000's dynamic instructions: `"{base}\\n\\n{instructions}"`, refreshed every
+   instructions (docs/spec/variables.md §Instructions: `"{base}\\n\\n{instructions}"`, refreshed every
    turn so newly saved variables are listed); without a system message one is added;
-2. with `budget_tokens`, the history is compacted (seed 001 §6) before the call;
+2. with `budget_tokens`, the history is compacted (docs/spec/tools.md §Compaction) before the call;
 3. the model is called with the toolkit's tools (`strict` for OpenAI strict mode);
 4. no tool calls: its text, with `$var` references resolved, is the answer; otherwise the
    toolkit handles the calls and their tool messages are appended.
@@ -83,7 +83,7 @@ def completion_effect(options: AgentOptions, history: list[dict[str, Any]]) -> L
 
 
 def with_instructions(history: list[dict[str, Any]], base: str | None, instructions: str) -> None:
-    """Set the system message to `base` + instructions (seed 000's join), adding one when there is none."""
+    """Set the system message to `base` + instructions (docs/spec/variables.md §Instructions), adding one if none."""
     text = f"{base}\n\n{instructions}" if base else instructions.lstrip("\n")
     if history and history[0].get("role") == "system":
         history[0] = {**history[0], "content": text}

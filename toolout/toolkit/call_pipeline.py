@@ -8,7 +8,7 @@ For one of the agent's own tools:
    flagged as an error; the tool does not run.
 2. The tool runs (`Tool.run`: validation, callbacks, errors as text), under the call's cancel token.
 3. Its output is uploaded (`POST /outputs`, store=always): saved as a variable — named by the
-   service (`<tool>_<n>`, seed 000) unless `naming` returns a name — or routed per the tool's
+   service (`<tool>_<n>`, docs/spec/variables.md §Names) unless `naming` returns a name — or routed per the tool's
    route (`variable:`/`file:`/`discard`, with its write mode).
 4. What the model sees: a routed output's manifest; an oversized one's exact "Tool output is too
    large" message (the service's bytes/token policy decides); otherwise the output unchanged.
@@ -44,7 +44,7 @@ from toolout.toolkit.standard import ServiceTool
 from toolout.toolkit.tool import Tool
 
 Naming = Callable[[str, Any, Any], str | None]
-"""`naming(tool_name, arguments, output) -> variable name`, or None for the service's default (seed 000)."""
+"""`naming(tool_name, arguments, output) -> variable name`, or None for the service's default `<tool>_<n>`."""
 JSON_TYPE = "application/json"
 TEXT_TYPE = "text/plain; charset=utf-8"
 MAX_TOOL_ARGS_BYTES = 8_000

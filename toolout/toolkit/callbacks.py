@@ -1,4 +1,4 @@
-"""Tool callbacks (seed 004): `before_call`, `on_success`, `on_error`, `format_output`.
+"""Tool callbacks (docs/spec/tools.md §Callbacks): `before_call`, `on_success`, `on_error`, `format_output`.
 
 Order, for arguments that validated (invalid arguments never reach the callbacks):
 1. `before_call(args)` - a non-None return short-circuits: execute and `on_success` are skipped
@@ -12,22 +12,22 @@ Order, for arguments that validated (invalid arguments never reach the callbacks
 name when that is empty). Every callback may be sync or async; sync ones run inline on the event
 loop (keep them quick, make them async for I/O).
 
-Which exceptions propagate - exactly the seed's table:
+Which exceptions propagate (the table of docs/spec/tools.md §Callbacks):
 | raised in     | effect                                              |
 | before_call   | propagates (uncaught)                               |
 | execute       | caught: becomes `{"error": message}`, goes to on_error |
 | on_success    | propagates (uncaught)                               |
 | on_error      | propagates (uncaught)                               |
-`format_output` is not in the seed's table; it is a callback like the others, so it propagates.
+`format_output` is a callback like the others, so it propagates.
 A propagated exception is the callback's own exception, re-raised unchanged through `Tool.run`
 (and `execute_raw`) with a note naming the callback and the tool. Cancellation
 (`asyncio.CancelledError`, incl. `ToolCanceled`) is never caught.
 
-Seed 004's `{"error": message}` and seed 001's `Error executing tool: <message>`: the callbacks
-see the seed-004 dict. If it reaches the end untouched (no callback replaced it), a single tool
-renders it as the seed-001 text, and a composite tool puts the dict itself in its results (as seed
-004 does). A replacement is rendered like any output (str -> text, else JSON) and stays flagged
-`is_error`, unless the replacement is a `ToolResult`, whose own `is_error` stands.
+`{"error": message}` and `Error executing tool: <message>`: the callbacks
+see the dict. If it reaches the end untouched (no callback replaced it), a single tool
+renders it as the text, and a composite tool puts the dict itself in its results
+(docs/spec/tools.md §Composite tools). A replacement is rendered like any output (str -> text, else
+JSON) and stays flagged `is_error`, unless the replacement is a `ToolResult`, whose own `is_error` stands.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ async def run_with_callbacks(
         return await _finish(Outcome("ok", short_circuit), callbacks, tool_name)
     try:
         output = await execute()
-    except Exception as exc:  # noqa: BLE001 - seed 004: any error in execute becomes {"error": message}
+    except Exception as exc:  # noqa: BLE001 - any error in execute becomes {"error": message}
         return await _failed(args, error_message(exc), callbacks, tool_name)
     replaced = await _call(callbacks.on_success, "on_success", tool_name, args, output)
     return await _finish(Outcome("ok", output if replaced is None else replaced), callbacks, tool_name)

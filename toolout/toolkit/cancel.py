@@ -1,4 +1,4 @@
-"""A cancellation token both sync and async tool code can use (the seed's `AbortSignal`).
+"""A cancellation token both sync and async tool code can use (like an `AbortSignal`).
 
 Async code awaits `token.wait()`; sync code running in a worker thread polls `token.canceled`,
 calls `token.raise_if_canceled()` between steps, or blocks in `token.wait_sync(timeout)`.

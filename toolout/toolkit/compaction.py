@@ -1,4 +1,4 @@
-"""Seed 001 §6: keep tool outputs in the context while they fit; past a budget, replace the oldest
+"""docs/spec/tools.md §Compaction: keep tool outputs in the context while they fit; past a budget, replace the oldest
 ones with a short reference (`output_ref`) the model can read back with `tool_output_cache`.
 
 Pure: the caller supplies the token counter and the reference of each tool message (the toolkit

@@ -1,4 +1,4 @@
-"""Composite tools (seed 004): one tool whose input is a list of calls to its sub-tools.
+"""Composite tools (docs/spec/tools.md §Composite tools): one tool whose input is a list of calls to its sub-tools.
 
 Input `{"calls": [{"name": <sub-tool>, "args": {...}}]}`; output (JSON)
 `{"results": [{"name": ..., "result": ...}]}` in call order.
@@ -10,10 +10,10 @@ Input `{"calls": [{"name": <sub-tool>, "args": {...}}]}`; output (JSON)
   each call is looked up and validated by its sub-tool, so an unknown name is that call's
   `{"error": "Unknown sub-tool: <name>"}` and bad arguments are that call's
   `{"error": "Invalid arguments for tool ..."}` - the other calls still run.
-* Each call runs with its sub-tool's own callbacks and timeout; an execute error is the seed's
+* Each call runs with its sub-tool's own callbacks and timeout; an execute error is
   `{"error": message}` (or what the sub-tool's `on_error`/`format_output` made of it). A sub-tool
   *callback* that raises (which propagates for a single tool) is caught here and becomes that
-  call's `{"error": message}` - seed 004: it "propagates but doesn't stop other sub-tools".
+  call's `{"error": message}`: one failing call never stops the others.
 * Sequential by default (in the given order: later calls may rely on earlier ones);
   `concurrent=True` runs them all at once (`asyncio.gather`: async sub-tools interleave, sync ones
   run in worker threads) and still reports in call order.
@@ -124,7 +124,7 @@ def _variant(name: str, sub_tool: Tool) -> type[BaseModel]:
 
 
 def composite_description(description: str, tools: list[Tool], *, concurrent: bool) -> str:
-    """Seed 004's buildEnhancedDescription: the composite's purpose, how calls run, every sub-tool and its args."""
+    """The composite's description: its purpose, how calls run, every sub-tool and its args."""
     order = "all at once" if concurrent else "one after another, in the given order"
     lines = [
         description.strip(),

@@ -1,4 +1,4 @@
-"""`ToolContext`: what a running tool may use besides its arguments (seed 001 §2.2).
+"""`ToolContext`: what a running tool may use besides its arguments (docs/spec/tools.md §ToolContext and dependencies).
 
 * `resolve(dep)` / `resolve_sync(dep)` and `deps` (the values known to this call, by id): see
   `toolout.toolkit.deps`; `overrides` (id -> factory) replace a dependency's `create`;

@@ -1,4 +1,4 @@
-"""Dependency injection (seed 001 §4): `Dependency(id, create)` resolved per tool call.
+"""Dependency injection: `Dependency(id, create)` resolved per tool call (docs/spec/tools.md).
 
 Resolution rules, in order: a value already known to the call (given in `deps` when the context
 was built, or resolved earlier in this call) -> the override registered under the same id ->

@@ -4,7 +4,7 @@ The core is async (`await tool.run(...)`). A sync `execute` runs in a worker thr
 variables copied) so a slow or blocking tool never stalls the loop, its timeout or its
 cancellation. Python cannot stop a thread: when a sync tool is canceled or times out, the call
 returns at once and the thread runs on until the tool checks `ctx.canceled` /
-`ctx.raise_if_canceled()` (cooperative, like the seed's AbortSignal). An async tool is canceled
+`ctx.raise_if_canceled()` (cooperative, like an AbortSignal). An async tool is canceled
 at its next `await`.
 
 The worker is a daemon thread of its own, not the loop's default executor: `asyncio.run` (and so

@@ -1,4 +1,4 @@
-"""What a tool call produces (seed 001 §5): `ToolResult` = `TextResult` | `PartsResult` | `JsonResult`.
+"""What a tool call produces (docs/spec/tools.md §Results): `ToolResult` = `TextResult` | `PartsResult` | `JsonResult`.
 
 Conversion to the tool message the model reads (§5.2):
 * text  -> the content string, as is;
@@ -10,7 +10,7 @@ Conversion to the tool message the model reads (§5.2):
   `{"type": "image_url", "image_url": {"url", "detail"?}}`). Chat completions accepts only text
   parts in a `tool` message; carrying images to the model (e.g. as a follow-up user message) is
   the runtime adapter's job, not the result's.
-An error result is the same shapes with `is_error=True` (seed 001 §5.3: an exception in a tool is
+An error result is the same shapes with `is_error=True` (an exception in a tool is
 `Error executing tool: <message>`, see `execution_error`).
 
 `to_tool_result` normalises whatever `execute` returned: a ToolResult as is, `str` -> text,
@@ -73,7 +73,7 @@ TOOL_RESULT_TYPES = (TextResult, PartsResult, JsonResult)
 
 @dataclass(frozen=True)
 class ToolMessage:
-    """The seed's ToolMessage: what goes back to the model for one tool call."""
+    """The tool message (docs/spec/tools.md §Results): what goes back to the model for one tool call."""
 
     tool_call_id: str
     content: str | list[dict[str, Any]]
@@ -95,7 +95,7 @@ def to_tool_result(value: Any, *, is_error: bool = False) -> ToolResult:
 
 
 def execution_error(message: str) -> TextResult:
-    """Seed 001 §5.3: the text the model reads when a tool raised."""
+    """The text the model reads when a tool raised (docs/spec/tools.md §Results)."""
     return TextResult(EXECUTION_ERROR_PREFIX + message, is_error=True)
 
 

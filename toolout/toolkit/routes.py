@@ -1,4 +1,4 @@
-"""Per-tool output routes for a toolkit, from seed 003's `@tools` directive text or from a dict.
+"""Per-tool output routes for a toolkit, from `@tools` directive text (docs/spec/directives.md) or from a dict.
 
     routes="@tools search(output=variable:search), report(output=file:reports/{today}.md, write-mode=new)"
     routes="search(output=variable:search)"            # the same without the `@tools` keyword

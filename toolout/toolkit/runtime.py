@@ -113,11 +113,11 @@ class Toolkit:
         return self._run(self.session.calls(tool_calls_of(tool_calls), ctx), ctx.cancel_token)
 
     def instructions(self, style: Style = "full") -> str:
-        """Seed 000's variable instructions with the current variables, for the system prompt."""
+        """The variable instructions (docs/spec/variables.md §Instructions) with the current variables."""
         return self._run(self.session.instructions(style))
 
     def compact(self, messages: Sequence[Any], budget_tokens: int, *, keep_last: int = 1) -> list[Any]:
-        """Seed 001 §6: past `budget_tokens`, the oldest tool results become `output_ref` references."""
+        """Past `budget_tokens`, the oldest tool results become `output_ref` references (docs/spec/tools.md)."""
         return self._run(self.session.compact(messages, budget_tokens, self.count_tokens, keep_last=keep_last))
 
     def resolve_text(self, text: str) -> str:

@@ -78,7 +78,7 @@ class ToolSession:
         return reports
 
     def instructions(self, style: Style = "full") -> Plan[str]:
-        """Seed 000's variable instructions, with the session's current variables."""
+        """The variable instructions (docs/spec/variables.md §Instructions), with the session's current variables."""
         session = yield from self.session()
         return (yield from variables.instructions(session, style=style))
 
@@ -98,7 +98,7 @@ class ToolSession:
     def compact(
         self, messages: Sequence[Any], budget_tokens: int, count: Callable[[str], int], *, keep_last: int = 1
     ) -> Plan[list[Any]]:
-        """Seed 001 §6 (`toolout.toolkit.compaction`): the oldest tool results past the budget become references."""
+        """The oldest tool results past the budget become references (docs/spec/tools.md §Compaction)."""
         chosen = select_for_compaction(messages, budget_tokens, count, keep_last=keep_last)
         result = list(messages)
         for index in chosen:

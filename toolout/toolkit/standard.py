@@ -1,12 +1,12 @@
 """The standard tools a toolkit adds to the agent's own: the service answers them, no local code runs.
 
-* `tool_output` {handle, extract, mode?} — seed 002's schema, exactly (`extraction.texts.tools`): an
+* `tool_output` {handle, extract, mode?} — docs/spec/tool-output.md, schema exact (`extraction.texts.tools`): an
   extraction job on the service; the answer is the ABSTRACT text.
 * `tool_output_cache` {ref_id, offset?, limit?} and `tool_output_cache_grep` {ref_id, pattern,
-  regex?, before?, after?, max_matches?} — seed 001 §7.3-7.4: line-numbered Read and Grep of a
+  regex?, before?, after?, max_matches?} — docs/spec/tools.md §Standard tools: line-numbered Read and Grep of a
   stored output by its reference (a handle: every output the toolkit saw is stored, and a compacted
   tool message names its `output_ref`).
-* `buffer_ops` — seed 003's tool (`extraction.buffers.ops.buffer_ops_tool()`), its arguments sent
+* `buffer_ops` — docs/spec/buffer-ops.md (`extraction.buffers.ops.buffer_ops_tool()`), its arguments sent
   to the service verbatim; a misuse comes back as an `Error: …` tool result.
 
 A client mistake the service reports (an unknown ref_id, a bad pattern: any 4xx) becomes the tool

@@ -1,4 +1,4 @@
-"""Seed 000 §4 on the client: `$var` references in the agent's streamed text, resolved as it streams.
+"""`$var` references in the agent's streamed text, resolved as it streams (docs/spec/variables.md §Streaming).
 
 The pure `extraction.variables.stream.VariableStream` does the streaming (a reference split across
 chunks is held back until it is complete, non-text items pass through in order, unknown

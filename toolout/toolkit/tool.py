@@ -1,7 +1,7 @@
-"""Tools (seed 001 §2): `define_tool(...)`, the `@tool` decorator, and `Tool` itself.
+"""Tools (docs/spec/tools.md §Defining a tool): `define_tool(...)`, the `@tool` decorator, and `Tool` itself.
 
 A `Tool` is data plus one entry point: `await tool.run(raw_args, ctx) -> ToolResult` (alias
-`execute_raw`, the seed's name; `run_sync` for sync agent loops). `run` does what every agent
+`execute_raw`; `run_sync` for sync agent loops). `run` does what every agent
 loop would otherwise repeat: decode and validate the arguments (`toolout.toolkit.args`), run
 `execute` between the callbacks (`toolout.toolkit.callbacks`), turn an exception into
 `Error executing tool: <message>` and the return value into a `ToolResult`
@@ -11,7 +11,7 @@ Execution model (`toolout.toolkit.execution`): async core; a sync `execute` runs
 thread; the whole call is raced against the context's cancel token (cancelling it makes `run`
 raise `ToolCanceled` at once); `timeout=` bounds `execute` alone and a timeout is an execution
 error (`Error executing tool: timed out after N s`), so `on_error` sees it. A callback's exception
-propagates out of `run` (seed 004 table; see `toolout.toolkit.callbacks`).
+propagates out of `run` (docs/spec/tools.md §Callbacks; `toolout.toolkit.callbacks`).
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ class Tool:
         return render(outcome)
 
     async def execute_raw(self, raw_args_json: RawArguments, ctx: ToolContext | None = None) -> ToolResult:
-        """Seed 001's name for `run`."""
+        """Alias of `run`, for code written against `executeRaw`."""
         return await self.run(raw_args_json, ctx)
 
     def run_sync(self, raw_args: RawArguments = None, ctx: ToolContext | None = None) -> ToolResult:
@@ -154,7 +154,7 @@ def render(outcome: Outcome) -> ToolResult:
 
 
 def outcome_value(outcome: Outcome) -> Any:
-    """An outcome as a value inside a composite's results: errors as `{"error": message}` (seed 004)."""
+    """An outcome as a value inside a composite's results: errors as `{"error": message}` (docs/spec/tools.md)."""
     if outcome.kind == "invalid":
         return {"error": outcome.error}
     return result_value(outcome.output) if isinstance(outcome.output, TOOL_RESULT_TYPES) else outcome.output
@@ -172,7 +172,7 @@ def define_tool(
     format_output: CallbackFn | None = None,
     timeout: float | None = None,
 ) -> Tool:
-    """Seed 001's defineTool: `execute(args, ctx)` (or `execute(args)`), sync or async."""
+    """Define a tool (docs/spec/tools.md §Defining a tool): `execute(args, ctx)` (or `execute(args)`), sync or async."""
     if not (isinstance(input, type) and issubclass(input, BaseModel)):
         raise ToolDefinitionError(f"tool {name!r}: input must be a pydantic model class, got {input!r}", tool=name)
     return Tool(
@@ -256,7 +256,7 @@ def _bind_execute(execute: Callable[..., Any]) -> Execute:
 def _positional_capacity(fn: Callable[..., Any]) -> int:
     try:
         parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):  # a builtin without a signature: assume the seed's (args, ctx)
+    except (TypeError, ValueError):  # a builtin without a signature: assume (args, ctx)
         return 2
     kinds = [param.kind for param in parameters]
     if inspect.Parameter.VAR_POSITIONAL in kinds:

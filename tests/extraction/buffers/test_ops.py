@@ -1,4 +1,4 @@
-"""buffer_ops end to end in memory: seed 003's calls, the texts the model sees, misuse, strict schema."""
+"""buffer_ops end to end in memory: docs/spec/buffer-ops.md's calls, the texts the model sees, misuse, strict schema."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def run(store: MemoryBufferStore, **args: Any) -> str:
     return run_buffer_op(args, store, compile_pattern=re_pattern, today=dt.date(2026, 1, 1))
 
 
-# --- the seed's calls ----------------------------------------------------------------------
+# --- the spec's calls ----------------------------------------------------------------------
 
 
 def test_seed_list(store: MemoryBufferStore) -> None:

@@ -1,4 +1,4 @@
-"""Routed-output manifests, character for character (seed 003's format)."""
+"""Routed-output manifests, character for character (docs/spec/directives.md §Manifest)."""
 
 from __future__ import annotations
 

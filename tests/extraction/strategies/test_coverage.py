@@ -89,7 +89,7 @@ def test_headline_keeps_what_failed_and_drops_the_details() -> None:
         (5, 20, 0.25, False),  # exactly a quarter is still answered
         (6, 20, 0.25, True),  # 30%
         (1, 1, 0.25, True),  # a single chunk that failed leaves nothing
-        (1, 57, 0.0, True),  # 0: any failure falls back (the behaviour before issue 13)
+        (1, 57, 0.0, True),  # 0: any failure falls back (the behaviour before partial answers)
         (9, 10, 1.0, False),
         (10, 10, 1.0, True),  # nothing left to reduce, whatever the setting
         (7, 35, 0.2, False),  # 0.2 * 35 is 7.000000000000001 in floats: still exactly a fifth

@@ -1,4 +1,4 @@
-"""Seed 002 §3 routing: auto decides between full-chunked and read-grep; explicit modes win."""
+"""Routing (docs/spec/tool-output.md §Routing): auto decides between full-chunked and read-grep; explicit modes win."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The agent-visible result texts, character for character (seed 002 §2)."""
+"""The agent-visible result texts, character for character (docs/spec/tool-output.md §Results)."""
 
 from extraction.texts.report import NO_RELEVANT_DATA
 from extraction.texts.results import abstract_text, failed_text, not_found_abstract, unknown_handle_text

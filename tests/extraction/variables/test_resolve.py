@@ -1,4 +1,4 @@
-"""Resolution of `$ref`s in tool arguments: seed 000's rules, array indexes, errors and warnings."""
+"""Resolution of `$ref`s in tool arguments: the rules of docs/spec/variables.md, array indexes, errors and warnings."""
 
 from __future__ import annotations
 

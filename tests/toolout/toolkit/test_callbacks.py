@@ -1,4 +1,4 @@
-"""Seed 004 callbacks: order, short-circuit, replacement, format_output last, and the propagation table."""
+"""Callbacks (docs/spec/tools.md): order, short-circuit, replacement, format_output last, and the propagation table."""
 
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def test_an_exception_with_no_message_is_named_by_its_class() -> None:
     assert tool.run_sync('{"a": 1}') == TextResult("Error executing tool: KeyError", is_error=True)
 
 
-# ------------------------------------------------ the seed's propagation table, one row per test
+# ------------------------------------------------ the propagation table, one row per test
 
 
 class CallbackFailure(Exception):

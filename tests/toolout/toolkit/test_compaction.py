@@ -1,4 +1,4 @@
-"""Seed 001 §6: past a token budget, the oldest tool results become `output_ref` references."""
+"""docs/spec/tools.md §Compaction: past a token budget, the oldest tool results become `output_ref` references."""
 
 from __future__ import annotations
 

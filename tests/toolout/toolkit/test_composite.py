@@ -1,4 +1,4 @@
-"""Composite tools (seed 004): per-call results, independent failures, sequential and concurrent runs."""
+"""Composite tools (docs/spec/tools.md): per-call results, independent failures, sequential and concurrent runs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Dependency injection (seed 001 §4): overrides by id, one create per call, sync and async."""
+"""Dependency injection (docs/spec/tools.md): overrides by id, one create per call, sync and async."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ToolResult normalisation and the ToolMessage conversion rules of seed 001 §5."""
+"""ToolResult normalisation and the ToolMessage conversion rules of docs/spec/tools.md §Results."""
 
 from __future__ import annotations
 
