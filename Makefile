@@ -12,7 +12,7 @@ STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test test-light lint docs docs-serve bench redis install clean
+.PHONY: demo test test-light test-rabbitmq lint docs docs-serve bench redis rabbitmq install clean
 
 install: $(STAMP)
 
@@ -27,6 +27,11 @@ redis:
 	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no
 	@for i in $$(seq 50); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && exit 0; sleep 0.1; done; echo "redis did not start" >&2; exit 1
 
+rabbitmq:
+	@command -v rabbitmq-server >/dev/null || (apt-get update -qq && apt-get install -y -qq rabbitmq-server >/dev/null)
+	@rabbitmqctl -q status >/dev/null 2>&1 || rabbitmq-server -detached
+	@for i in $$(seq 60); do rabbitmqctl -q await_startup >/dev/null 2>&1 && exit 0; sleep 1; done; echo "rabbitmq did not start" >&2; exit 1
+
 demo: install redis
 	$(PY) -m toolout.cli demo
 
@@ -37,6 +42,10 @@ lint: install
 
 test: install redis
 	$(PY) -m pytest -q
+
+# CI's RabbitMQ leg: every test that starts Celery workers, again with RabbitMQ as the broker (state in Redis).
+test-rabbitmq: install redis rabbitmq
+	TOOLOUT_TEST_BROKER=rabbitmq $(PY) -m pytest -q -m celery
 
 # The light install: `toolout` with only its test tools, no server extra. Token counts offline come from
 # the BPE files the main venv's litellm carries (a client with litellm installed finds them itself).

@@ -11,6 +11,11 @@ Choices, each for a known Celery+Redis trap:
   never races a task that is still legitimately running.
 - separate queues: map, reduce and agent work can be scaled or prioritised independently,
   and reduce never waits behind a backlog of map tasks.
+- on RabbitMQ (`TOOLOUT_BROKER_URL=amqp://…`): quorum queues (replicated, and their deliveries
+  counted), publisher confirms (a task the API was told is queued is on the broker's disk), topic
+  exchanges (Celery's native delayed delivery, for the webhook retries' countdowns, needs them on
+  quorum queues). A worker that dies hands its unacked tasks back the moment its connection drops,
+  instead of after the Redis transport's visibility timeout. The job state stays in Redis.
 
 The API builds one of these only to send the first task of a job (`workers.dispatch`); a worker
 process builds one in `workers.main` and registers the tasks (`workers.tasks`) on it.
@@ -18,7 +23,10 @@ process builds one in `workers.main` and registers the tasks (`workers.tasks`) o
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
+from kombu import Exchange, Queue
 
 from infra.settings import Settings
 
@@ -43,8 +51,31 @@ TASK_ROUTES = {
 }
 
 
+def is_amqp(broker_url: str) -> bool:
+    return broker_url.split("://", 1)[0] in {"amqp", "amqps", "pyamqp"}
+
+
+def amqp_options() -> dict[str, Any]:
+    """RabbitMQ: a durable quorum queue per kind of work behind a topic exchange, and confirmed publishes."""
+    queues = [
+        Queue(name, Exchange(name, type="topic"), routing_key=name, queue_arguments={"x-queue-type": "quorum"})
+        for name in QUEUES
+    ]
+    return {
+        "task_queues": queues,
+        "task_default_exchange": "extract",
+        "task_default_exchange_type": "topic",
+        "task_default_routing_key": "extract",
+        "task_default_queue_type": "quorum",
+        "task_create_missing_queue_type": "quorum",
+        "broker_transport_options": {"confirm_publish": True},
+        "worker_detect_quorum_queues": True,  # quorum queues refuse a global QoS: prefetch is set per consumer
+    }
+
+
 def create_celery(settings: Settings) -> Celery:
-    celery = Celery("toolout", broker=settings.celery_broker_url, backend=settings.redis_url, set_as_current=False)
+    broker = settings.celery_broker_url
+    celery = Celery("toolout", broker=broker, backend=settings.redis_url, set_as_current=False)
     transport = {"visibility_timeout": settings.visibility_timeout_seconds}
     celery.conf.update(
         task_acks_late=True,
@@ -65,4 +96,6 @@ def create_celery(settings: Settings) -> Celery:
         task_track_started=False,
         worker_hijack_root_logger=False,
     )
+    if is_amqp(broker):
+        celery.conf.update(amqp_options())
     return celery

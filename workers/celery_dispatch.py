@@ -1,4 +1,4 @@
-"""Jobs as Celery tasks on the Redis broker: the production `Dispatcher`."""
+"""Jobs as Celery tasks on the broker (Redis or RabbitMQ): the production `Dispatcher`."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ log = logging.getLogger("toolout.workers")
 
 
 class CeleryDispatcher:
-    """Jobs as Celery tasks on the Redis broker; `jobs` holds the task ids a cancel revokes."""
+    """Jobs as Celery tasks; `jobs` holds the task ids a cancel revokes."""
 
     def __init__(self, celery: Celery, jobs: JobStore) -> None:
         self.celery, self.jobs = celery, jobs

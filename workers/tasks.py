@@ -36,6 +36,14 @@ Planned = tuple[list[Signature], Signature]
 """A level of parts and the step after them (an empty header: the step is sent alone)."""
 
 
+class RedeliveryLogged(Task):  # type: ignore[type-arg]  # the base of tasks with any signature
+    """Logs a task the broker hands out again (its worker died holding it), so a redelivery can be seen and timed."""
+
+    def before_start(self, task_id: str, args: Any, kwargs: Any) -> None:
+        if (self.request.delivery_info or {}).get("redelivered"):
+            log.info("redelivered %s %s %s", self.name, task_id, json.dumps(args))
+
+
 def register_tasks(celery: Celery, rt: Runtime) -> None:
     """Define toolout's tasks on `celery`, each running one pipeline step against `rt`.
 
@@ -46,6 +54,7 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
     def task(name: str) -> Callable[[Callable[..., None]], Task[Any, None]]:
         return celery.task(  # shared=False: a task closes over *this* runtime, so it must not join other apps
             name=name,
+            base=RedeliveryLogged,
             shared=False,
             ignore_result=True,
             autoretry_for=(BackendUnavailable,),

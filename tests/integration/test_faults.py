@@ -12,12 +12,14 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import httpx
 import pytest
 
 from infra import keys
+from tests.fixtures.broker import on_rabbitmq
 from tests.fixtures.faults import DEADLINE_SECONDS, WATCHDOG_INTERVAL_SECONDS, FaultStack
 from toolout import processes
 from toolout.client import ToolOutAPIError, ToolOutClient
@@ -101,7 +103,21 @@ def assert_error_shape(response: httpx.Response, status: int) -> dict[str, Any]:
 
 
 # --- R1: a worker SIGKILLed mid-flight -----------------------------------------------------------
-def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(faults_stack: FaultStack) -> None:
+def redeliveries_after(stack: FaultStack, since: float) -> list[float]:
+    """Seconds after `since` (wall clock) at which any worker ran a task the broker handed out again."""
+    stamp = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): INFO/\S+\] redelivered ", re.M)
+    found = []
+    for log in stack.log_dir.glob("*worker*.log"):
+        for match in stamp.finditer(log.read_text(errors="replace")):
+            at = datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
+            if at >= since - 1:
+                found.append(at - since)
+    return sorted(found)
+
+
+def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(
+    faults_stack: FaultStack, measurements: Callable[[str], None]
+) -> None:
     """20 six-chunk jobs at 300 ms per model call; worker 2 is SIGKILLed (its whole process group) with a
     quarter of the chunks done, and started again. Every job must succeed with the planted fact.
 
@@ -113,6 +129,10 @@ def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(f
     level up), so twin reduces count one call. Hence, per job: chunks_done == chunks_total == number
     of stored map outputs, and usage.calls == stored map outputs + the stored final reduce — even
     though the model served more calls than that (those lost with the killed worker, and twins).
+
+    Who runs the killed worker's tasks: on RabbitMQ the broker hands them to a live worker the moment the
+    dead one's connection drops (measured: the first redelivered task's start after the kill); on Redis
+    they stay in the unacked set until the visibility timeout (an hour), so the watchdog re-submits.
     """
     stack = faults_stack
     stack.restart_model(latency_ms=300)
@@ -122,7 +142,7 @@ def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(f
         started = time.monotonic()
         ids = submit_jobs(client, handle, 20)
         assert poll_until(lambda: (p := chunk_progress(client, ids))[1] > 0 and p[0] >= p[1] // 4, timeout=60)
-        kill_at = time.monotonic() - started
+        kill_at, killed_wall = time.monotonic() - started, time.time()
         stack.workers["faults-worker-2"].kill()
         stack.workers["faults-worker-2"].process.wait(10)
         done_at_kill = chunk_progress(client, ids)
@@ -150,7 +170,22 @@ def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(f
         assert job["reduce_level"] == 0 and final == 1
         assert job["usage"]["calls"] == maps + final == job["chunks_total"] + 1, (job["usage"], stored[job_id])
         assert job["llm_calls_reserved"] >= job["usage"]["calls"]
-    assert retried >= 1, "the killed worker held tasks: some job can only have finished through the watchdog"
+    redelivered = redeliveries_after(stack, killed_wall)
+    broker = "RabbitMQ" if on_rabbitmq() else "Redis"
+    moved = (
+        f"ran elsewhere {redelivered[0]:.1f}s after the kill ({len(redelivered)} redelivered)"
+        if redelivered
+        else "were not redelivered (they wait out the visibility timeout)"
+    )
+    measurements(
+        f"R1 on {broker}: the killed worker's tasks {moved}; {retried} of 20 job(s) waited for the watchdog; "
+        f"all terminal {finished_at - kill_at:.1f}s after the kill"
+    )
+    if on_rabbitmq():
+        assert redelivered and redelivered[0] <= 5, redelivered
+        assert retried == 0, "RabbitMQ redelivers at once: no job should wait for the watchdog"
+    else:
+        assert retried >= 1, "the killed worker held tasks: some job can only have finished through the watchdog"
     assert events["answers"] >= calls
 
 
@@ -245,7 +280,7 @@ def revoked_on_workers(stack: FaultStack) -> dict[str, set[str]]:
     """Each worker's revoked task ids, once every worker has received the broadcast."""
     from celery import Celery
 
-    app = Celery("faults-inspect", broker=stack.redis_url)
+    app = Celery("faults-inspect", broker=stack.broker_url)
     found: dict[str, set[str]] = {}
 
     def every_worker_knows() -> bool:
