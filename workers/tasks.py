@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -92,8 +93,11 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
     def deliver_webhook(job_id: str, attempt: int) -> None:
         """One attempt; the next one is a new message after the backoff (no worker thread sleeps on it)."""
         delay = deliver_once(rt.settings, rt.jobs, job_id, attempt).retry_in
-        if delay is not None:
-            celery.send_task(WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=delay, ignore_result=True)
+        if delay is not None:  # whole seconds: RabbitMQ's native delayed delivery counts no finer
+            countdown = max(1, math.ceil(delay))
+            celery.send_task(
+                WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=countdown, ignore_result=True
+            )
 
 
 def schedule(celery: Celery, jobs: JobStore, job_id: str, step: pipeline.Next) -> None:
