@@ -9,6 +9,7 @@ resident memory of each process (its children included: a Celery worker is a few
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,9 +18,11 @@ from pathlib import Path
 import redis
 
 from infra import keys
+from toolout import processes
 
-PROBLEM = re.compile(r"Traceback \(most recent call last\)|(?:^|[\s\[:])(?:ERROR|CRITICAL)[:/]")
-"""A traceback, or a line logged at ERROR or above: uvicorn's `ERROR:`, Celery's `[…: ERROR/Process]`."""
+PROBLEM = re.compile(r"Traceback \(most recent call last\)|(?:^|[\s\[:])(?:ERROR|CRITICAL)(?:[:/]| [\w.]+: )")
+"""A traceback, or a line logged at ERROR or above: uvicorn's `ERROR:`, Celery's `[…: ERROR/Process]`,
+`logging`'s `… ERROR name: …`."""
 TRANSIENT_KEYS = (keys.WATCHDOG_LOCK, "unacked_mutex")
 """Keys with a lifetime of a second or two that come and go on an idle stack (the watchdog's tick lock,
 kombu's restore lock): not state a run leaves behind."""
@@ -96,3 +99,103 @@ def _rss_kb(pid: int) -> int:
     except OSError:
         return 0
     return next((int(line.split()[1]) for line in lines if line.startswith("VmRSS:")), 0)
+
+
+# --- a stack of its own ------------------------------------------------------------------------------
+SOAK_ENV = {
+    "TOOLOUT_AUTH_MODE": "dev",  # local child processes that exit with the run; no key to provision
+    "TOOLOUT_MAX_CONCURRENT_JOBS_PER_TENANT": "200",
+    "TOOLOUT_MODEL_CONTEXT_TOKENS": "4096",
+    "TOOLOUT_MODEL_MAX_OUTPUT_TOKENS": "256",
+    "TOOLOUT_WATCHDOG_INTERVAL_SECONDS": "5",
+    "TOOLOUT_WORKER_CONCURRENCY": "8",
+}
+"""A small model window: a few tens of KB make a multi-chunk job, so jobs are in flight for a while
+without the run being about bulk bytes."""
+
+
+@dataclass
+class SoakStack:
+    """Private redis-server (no persistence), offline model, API, two workers: each a process of its own."""
+
+    root: Path
+    redis_port: int
+    api_url: str
+    env: dict[str, str]
+    services: list[processes.Service] = field(default_factory=list)
+    redis_process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def redis_url(self) -> str:
+        return f"redis://127.0.0.1:{self.redis_port}/0"
+
+    def redis(self) -> redis.Redis:
+        return redis.Redis.from_url(self.redis_url, decode_responses=True, socket_timeout=10)
+
+    def pids(self, name_prefix: str) -> list[int]:
+        return [s.process.pid for s in self.services if s.name.startswith(name_prefix) and s.process is not None]
+
+    def logs(self) -> list[Path]:
+        return [service.log_path for service in self.services]
+
+    def stop(self) -> None:
+        for service in reversed(self.services):
+            service.stop()
+        if self.redis_process is not None and self.redis_process.poll() is None:
+            self.redis_process.terminate()
+            self.redis_process.wait(15)
+
+
+def start_stack(
+    root: Path, *, workers: int = 2, model_latency_ms: int = 50, extra: dict[str, str] | None = None
+) -> SoakStack:
+    """Every process at once (a worker's imports take seconds), then wait for each; stopped again on failure."""
+    redis_port, model_port, api_port = processes.free_port(), processes.free_port(), processes.free_port()
+    logs = root / "logs"
+    env = {
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "TOOLOUT_REDIS_URL": f"redis://127.0.0.1:{redis_port}/0",
+        "TOOLOUT_MODEL": "openai/toolout-offline",
+        "TOOLOUT_MODEL_API_BASE": f"http://127.0.0.1:{model_port}/v1",
+        "TOOLOUT_MODEL_API_KEY": "offline",
+        "TOOLOUT_BLOB_STORE": f"file://{root / 'blobs'}",
+        **SOAK_ENV,
+        **(extra or {}),
+    }
+    stack = SoakStack(root, redis_port, f"http://127.0.0.1:{api_port}", env)
+    try:
+        stack.redis_process = _redis_server(redis_port, root)
+        model_env = {"TOOLOUT_OFFLINE_LATENCY_MS": str(model_latency_ms)}
+        stack.services.append(_quiet_model(model_port, model_env, logs).start())
+        stack.services.append(processes.api(api_port, env, logs).start())
+        names = [f"soak-worker-{i + 1}" for i in range(workers)]
+        stack.services += [processes.worker(name, env, logs).start() for name in names]
+        for service in stack.services[:2]:
+            service.wait_ready(90)
+        if not processes.wait_for(processes.workers_answering(names, env), timeout=120, interval=0.5):
+            raise RuntimeError(f"workers {names} did not answer within 120 s")
+    except BaseException:
+        stack.stop()
+        raise
+    return stack
+
+
+def _redis_server(port: int, root: Path) -> subprocess.Popen[bytes]:
+    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    server = subprocess.Popen([*argv, "--dir", str(root)], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    if not processes.wait_for(lambda: processes.redis_answers(f"redis://127.0.0.1:{port}/0"), timeout=10):
+        server.terminate()
+        raise RuntimeError(f"redis-server on port {port} did not answer")
+    return server
+
+
+def _quiet_model(port: int, env: dict[str, str], logs: Path) -> processes.Service:
+    """The offline model at log level WARNING: an access line per request is the test double's cost."""
+    code = f"from infra.offline_model.server import serve; serve('127.0.0.1', {port}, log_level='warning')"
+    return processes.Service(
+        "offline-model",
+        [processes.PYTHON, "-c", code],
+        env,
+        logs / "offline-model.log",
+        ready=processes.http_ok(f"http://127.0.0.1:{port}/healthz"),
+    )
