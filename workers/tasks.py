@@ -22,9 +22,8 @@ from celery import Celery
 from celery.app.task import Task
 from celery.canvas import Signature
 
-from extraction.errors import NotFound
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobStatus, JobStore
+from infra.jobstore import JobStore
 from workers import pipeline
 from workers.agent import run_read_grep
 from workers.celery_app import MAP, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
@@ -106,21 +105,11 @@ def quiet_when_over(jobs: JobStore, name: str, step: Callable[..., None]) -> Cal
         try:
             step(job_id, *args)
         except Exception as exc:
-            if not job_over(jobs, job_id):
+            if not pipeline.job_over(jobs, job_id):
                 raise
             log.info("job %s: %s stopped, the job was canceled or deleted (%s)", job_id, name, type(exc).__name__)
 
     return run
-
-
-def job_over(jobs: JobStore, job_id: str) -> bool:
-    """Whether the job is gone or canceled; False when that cannot be told (the failure then stands)."""
-    try:
-        return jobs.get(job_id).status is JobStatus.CANCELED
-    except NotFound:
-        return True
-    except Exception:  # noqa: BLE001 - the store is down: the task's own error is the one to report
-        return False
 
 
 def schedule(celery: Celery, jobs: JobStore, job_id: str, step: pipeline.Next) -> None:
