@@ -15,9 +15,11 @@ from fastapi.security import HTTPAuthorizationCredentials
 
 from api.auth import authenticate, bearer_scheme
 from api.metrics import Metrics
+from api.routers import API_PREFIX
 from extraction.strategies.mapreduce import ModelLimits
 from infra.apikeys import ApiKeyStore
 from infra.blobstore import BlobStore
+from infra.errors import Unauthorized
 from infra.idempotency import IdempotencyStore
 from infra.jobstore import JobStore
 from infra.jobstore.ends import JobEnds
@@ -110,9 +112,32 @@ def get_tenant(request: Request, _: Annotated[HTTPAuthorizationCredentials | Non
     malformed one gets its own message instead of looking absent.
     """
     services = get_services(request)
-    if services.settings.auth_mode == "dev":
-        return DEFAULT_TENANT
+    tenant = DEFAULT_TENANT if services.settings.auth_mode == "dev" else _authenticate(request, services)
+    request.state.tenant = tenant  # seen by `refusal_before`: this request's errors come after its key was checked
+    return tenant
+
+
+def _authenticate(request: Request, services: Services) -> str:
     return authenticate(request.headers.get("authorization"), services.api_keys)
+
+
+def refusal_before(request: Request) -> Unauthorized | None:
+    """The 401 a `/v1` request deserves when it failed before `get_tenant` ran (None: no refusal).
+
+    FastAPI parses the body, path and query before any dependency runs, so an unauthenticated request
+    with a malformed body would learn of its 422 first; the error handler asks here, so a caller without
+    a valid key is told only that.
+    """
+    if not request.url.path.startswith(f"{API_PREFIX}/") or hasattr(request.state, "tenant"):
+        return None
+    services = get_services(request)
+    if services.settings.auth_mode == "dev":
+        return None
+    try:
+        _authenticate(request, services)
+    except Unauthorized as exc:
+        return exc
+    return None
 
 
 def get_dispatcher(services: Annotated[Services, Depends(get_services)]) -> Dispatcher:

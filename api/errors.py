@@ -18,9 +18,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
+from api.deps import refusal_before
 from extraction.buffers.ops import BufferOpError
 from extraction.directives.file_paths import InvalidFilePath
 from extraction.directives.specs import DirectiveError, InvalidDestination, InvalidSource
@@ -183,7 +185,14 @@ def _jsonable(details: dict[str, Any]) -> dict[str, Any]:
 
 
 async def handle_error(request: Request, exc: Exception) -> JSONResponse:
-    """The single mapping, registered for every exception family FastAPI can route to a handler."""
+    """The single mapping, registered for every exception family FastAPI can route to a handler.
+
+    A client error that came before the key was checked (a malformed body, path or query) yields to
+    the 401 the request deserves: whoever sends no valid key learns nothing about the route.
+    """
+    if _before_auth(exc):
+        refusal = await run_in_threadpool(refusal_before, request)
+        exc = refusal if refusal is not None else exc
     if isinstance(exc, ToolOutError):
         return _toolout_error(exc)
     if isinstance(exc, RequestValidationError):
@@ -192,6 +201,15 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
         return _http_error(request, exc)
     # No logging here: Starlette re-raises after this response, and the server logs the traceback.
     return error_response(500, "internal_error", "internal error")
+
+
+def _before_auth(exc: Exception) -> bool:
+    """Client errors FastAPI or a route may raise before `get_tenant` ran; not routing's own 404/405."""
+    if isinstance(exc, RequestValidationError):
+        return True
+    if isinstance(exc, StarletteHTTPException):
+        return 400 <= exc.status_code < 500 and exc.status_code not in (401, 404, 405)
+    return isinstance(exc, ToolOutError) and 400 <= status_for(exc) < 500 and not isinstance(exc, Unauthorized)
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:

@@ -2,8 +2,10 @@
 
 A session owns three kinds of state in two systems: blobs under `sessions/<id>/`, job records and
 output/session records (with its names, file paths and counters) in Redis, and its outputs' entries in
-the result cache. `purge_session` removes them in that order, so a failure half-way leaves the session
-record in place and the next DELETE or sweep finishes the job.
+the result cache. `purge_session` first cancels the session's jobs still in flight (an agent ends its
+conversation whenever it likes: their tasks stop at their next step instead of tripping over deleted
+state), then removes them in that order, so a failure half-way leaves the session record in place and
+the next DELETE or sweep finishes the job.
 
 A variable or file written again (append, replace) leaves its previous version *retired*: still
 readable, because an extraction job or a download may be reading it. The sweeper removes a retired
@@ -30,12 +32,27 @@ SWEEP_INTERVAL_SECONDS = 60.0
 
 
 def purge_session(services: Services, session_id: str) -> None:
-    """Take the session's outputs out of the result cache, delete its blobs, then its jobs, then its records
-    (the last step is what makes it gone)."""
+    """Cancel the session's live jobs, take its outputs out of the result cache, delete its blobs, then its
+    jobs, then its records (the last step is what makes it gone)."""
+    cancel_live_jobs(services, session_id)
     forget_outputs(services, services.records.session_handles(session_id))
     services.blobs.delete_prefix(session_prefix(session_id))
     services.jobs.delete_session_jobs(session_id)
     services.records.drop_session_records(session_id)
+
+
+def cancel_live_jobs(services: Services, session_id: str) -> int:
+    """The cooperative cancel of `POST …/cancel` for every job still queued or running: its tasks see the
+    cancel before their next step or model call and stop, instead of finding their job and blobs gone
+    half-way; the queued ones are revoked. Returns how many jobs were canceled."""
+    canceled = 0
+    for job in services.jobs.list_for_session(session_id):
+        if not job.status.terminal and services.jobs.cancel(job.id):
+            services.dispatcher.revoke(job.id)
+            canceled += 1
+    if canceled:
+        log.info("session %s ends with %d job(s) in flight: canceled", session_id, canceled)
+    return canceled
 
 
 def sweep_idle_sessions(services: Services, *, batch: int = 100) -> int:

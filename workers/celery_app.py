@@ -9,6 +9,7 @@ Choices, each for a known Celery+Redis trap:
   another host could have taken (it waits in kombu's unacked set, restored if the worker dies).
 - timeouts ordered LLM < soft < hard < visibility (validated in Settings), so redelivery
   never races a task that is still legitimately running.
+- no result backend (`NoResults`): nothing reads a task result, and Celery's revokes would write one per task.
 - separate queues: map, reduce and agent work can be scaled or prioritised independently,
   and reduce never waits behind a backlog of map tasks.
 - on RabbitMQ (`TOOLOUT_BROKER_URL=amqp://…`): quorum queues (replicated, and their deliveries
@@ -25,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import Celery
+from celery import Celery, states
+from celery.backends.base import DisabledBackend
 from kombu import Exchange, Queue
 
 from infra.settings import Settings
@@ -73,9 +75,19 @@ def amqp_options() -> dict[str, Any]:
     }
 
 
+class NoResults(DisabledBackend):
+    """The result backend: none. No toolout task keeps a result (`ignore_result`; the fan-in is the job
+    store's), yet Celery 5.7's revoke command has every worker GET each revoked task's state and SET a
+    REVOKED record for it: two round trips per task per worker on each cancel, and one key per task
+    left in Redis for `result_expires`. Here every task reads as pending and nothing is stored."""
+
+    def get_state(self, task_id: str) -> str:
+        return str(states.PENDING)
+
+
 def create_celery(settings: Settings) -> Celery:
     broker = settings.celery_broker_url
-    celery = Celery("toolout", broker=broker, backend=settings.redis_url, set_as_current=False)
+    celery = Celery("toolout", broker=broker, backend=NoResults, set_as_current=False)
     transport = {"visibility_timeout": settings.visibility_timeout_seconds}
     celery.conf.update(
         task_acks_late=True,
@@ -84,13 +96,11 @@ def create_celery(settings: Settings) -> Celery:
         task_soft_time_limit=settings.task_soft_time_limit_seconds,
         task_time_limit=settings.task_time_limit_seconds,
         broker_transport_options=transport,
-        result_backend_transport_options=transport,
         task_routes=TASK_ROUTES,
         task_default_queue="extract",
         task_serializer="json",
         result_serializer="json",
         accept_content=["json"],
-        result_expires=settings.job_ttl_seconds,
         broker_connection_retry_on_startup=True,
         worker_cancel_long_running_tasks_on_connection_loss=True,
         task_track_started=False,

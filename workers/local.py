@@ -71,9 +71,10 @@ class LocalDispatcher:
             step = pipeline.start(self.rt, job_id)
             while step is not None:
                 step = self._execute(job_id, step)
-        except NotFound:
-            return  # deleted meanwhile: nothing left to end
         except Exception as exc:
+            if pipeline.job_over(self.rt.jobs, job_id):
+                log.info("job %s stopped, the job was canceled or deleted (%s)", job_id, type(exc).__name__)
+                return
             log.exception("job %s: a step failed", job_id)
             self._fail(job_id, f"{type(exc).__name__}: {exc}")
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from extraction.documents.chunking import Chunk
 from extraction.documents.tokens import decode_lossy
-from extraction.errors import ExtractionError
+from extraction.errors import ExtractionError, NotFound
 from extraction.protocols import Usage
 from extraction.strategies import planning
 from extraction.strategies.mapreduce import map_chunk, plan_reduce_groups, reduce_chunk_outputs
@@ -23,7 +23,7 @@ from extraction.texts.report import FinalReport, says_not_found
 from extraction.texts.results import abstract_text
 from infra.content import read_content
 from infra.job_planning import plan_output_chunks, planning_rules
-from infra.jobstore import JobRecord, JobStatus
+from infra.jobstore import JobRecord, JobStatus, JobStore
 from infra.records import OutputRecord
 from workers import outcomes, parts
 from workers.gate import job_llm
@@ -91,6 +91,17 @@ def live(rt: Runtime, job: JobRecord) -> LiveJob | None:
         outcomes.finish_unknown_handle(rt, job)
         return None
     return LiveJob(job, output)
+
+
+def job_over(jobs: JobStore, job_id: str) -> bool:
+    """Whether the job is gone or canceled (its session ended under a running step: whatever the step then
+    trips over is the expected end of its work); False when that cannot be told, so a failure stands."""
+    try:
+        return jobs.get(job_id).status is JobStatus.CANCELED
+    except NotFound:
+        return True
+    except Exception:  # noqa: BLE001 - the store is down: the step's own error is the one to report
+        return False
 
 
 # --- start ---------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ and each publish subscribed the sending thread to the task's result channel for 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -53,16 +54,19 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
     """
 
     def task(name: str) -> Callable[[Callable[..., None]], Task[Any, None]]:
-        return celery.task(  # shared=False: a task closes over *this* runtime, so it must not join other apps
-            name=name,
-            base=RedeliveryLogged,
-            shared=False,
-            ignore_result=True,
-            autoretry_for=(BackendUnavailable,),
-            retry_backoff=True,
-            retry_backoff_max=30,
-            max_retries=8,
-        )
+        def define(step: Callable[..., None]) -> Task[Any, None]:
+            return celery.task(  # shared=False: a task closes over *this* runtime, so it must not join other apps
+                name=name,
+                base=RedeliveryLogged,
+                shared=False,
+                ignore_result=True,
+                autoretry_for=(BackendUnavailable,),
+                retry_backoff=True,
+                retry_backoff_max=30,
+                max_retries=8,
+            )(quiet_when_over(rt.jobs, name, step))
+
+        return define
 
     @task(START)
     def start_extraction(job_id: str) -> None:
@@ -98,6 +102,27 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
             celery.send_task(
                 WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=countdown, ignore_result=True
             )
+
+
+def quiet_when_over(jobs: JobStore, name: str, step: Callable[..., None]) -> Callable[..., None]:
+    """`step`, except that a failure of a job that is gone or canceled ends the task with one INFO line.
+
+    A session ends (DELETE, idle sweep) whenever its agent likes, jobs in flight included: the job is
+    canceled, then deleted with its records and blobs, under tasks still running. Whatever such a task
+    then trips over (the job, its output or a blob not found) is the expected end of its work, not an
+    error: no traceback, and no retry (Celery's autoretry wraps this function, so it never sees one).
+    """
+
+    @functools.wraps(step)
+    def run(job_id: str, *args: Any) -> None:
+        try:
+            step(job_id, *args)
+        except Exception as exc:
+            if not pipeline.job_over(jobs, job_id):
+                raise
+            log.info("job %s: %s stopped, the job was canceled or deleted (%s)", job_id, name, type(exc).__name__)
+
+    return run
 
 
 def schedule(celery: Celery, jobs: JobStore, job_id: str, step: pipeline.Next) -> None:

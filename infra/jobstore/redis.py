@@ -34,6 +34,8 @@ _SCRIPTS = (
     "retry_overdue",
     "add_usage",
     "settle_level",
+    "add_progress",
+    "add_owned",
 )
 TOTALS_SEPARATOR = "\x1f"
 
@@ -147,11 +149,7 @@ class RedisJobStore(JobStore):
     def add_task_ids(self, job_id: str, task_ids: list[str]) -> None:
         if not task_ids:
             return
-        with redis_errors():
-            pipe = self._r.pipeline()
-            pipe.sadd(keys.job_tasks(job_id), *task_ids)
-            pipe.expire(keys.job_tasks(job_id), self._ttl + self._deadline)
-            pipe.execute()
+        self._add_owned(job_id, keys.job_tasks(job_id), "SADD", task_ids)
 
     def task_ids(self, job_id: str) -> list[str]:
         with redis_errors():
@@ -163,11 +161,15 @@ class RedisJobStore(JobStore):
 
     # --- fan-in -----------------------------------------------------------------------------------
     def expect_parts(self, job_id: str, level: int, expected: int, then: str) -> None:
-        with redis_errors():
-            pipe = self._r.pipeline()
-            pipe.hset(keys.job_fanin(job_id), mapping={f"{level}:expected": expected, f"{level}:then": then})
-            pipe.expire(keys.job_fanin(job_id), self._ttl + self._deadline)
-            pipe.execute()
+        if self._add_owned(
+            job_id, keys.job_fanin(job_id), "HSET", [f"{level}:expected", expected, f"{level}:then", then]
+        ):
+            return
+        raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
+
+    def _add_owned(self, job_id: str, key: str, command: str, args: list[Any]) -> bool:
+        """Write to a key the job owns only while the job exists (False: it is gone, nothing was written)."""
+        return bool(self._run("add_owned", [keys.job(job_id), key], [self._ttl + self._deadline, command, *args]) == 1)
 
     def settle_level(self, job_id: str, level: int) -> str | None:
         then = self._run("settle_level", *self._settle_call(job_id, level))
@@ -294,11 +296,9 @@ class RedisJobStore(JobStore):
         ]
 
     def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None:
-        with redis_errors():
-            pipe = self._r.pipeline()
-            pipe.hincrby(keys.job(job_id), "agent_turns", turns)
-            pipe.hincrby(keys.job(job_id), "agent_tool_calls", tool_calls)
-            pipe.execute()
+        counts = ["agent_turns", turns, "agent_tool_calls", tool_calls]
+        if self._run("add_progress", [keys.job(job_id)], counts) == -1:
+            raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
 
     def _record(self, key: str, job_id: str, part: tuple[int, int], text_: str, usage: Usage, *, counter: str) -> bool:
         outcome = self._run("record_part", *self._record_call(key, job_id, part, text_, usage, counter))

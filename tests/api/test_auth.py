@@ -55,6 +55,47 @@ def test_every_v1_route_refuses_a_request_without_a_key(api_server: ApiServer) -
             assert 'error="' not in challenge(response), (method, path)
 
 
+BAD_BODY = b'{"handle": "not json'
+"""Unparseable as JSON, as form data and as anything else a route reads."""
+
+
+def v1_templates(openapi: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every /v1 operation with every path parameter malformed (a 422 before any store is asked)."""
+    fill = lambda path: re.sub(r"\{[^}]+\}", "not-a-uuid", path)  # noqa: E731
+    return [
+        (method.upper(), fill(path))
+        for path, item in openapi["paths"].items()
+        if path.startswith("/v1/")
+        for method in item
+    ]
+
+
+@KEYED
+@pytest.mark.parametrize("credentials", [{}, bearer("toolout_not-a-real-key"), {"Authorization": "Basic x"}])
+@pytest.mark.parametrize("content_type", ["application/json", "multipart/form-data; boundary=x", "text/plain"])
+def test_no_valid_key_is_a_401_before_any_422(api_server: ApiServer, credentials: dict, content_type: str) -> None:
+    """The key is checked before the body, path and query are: a caller without one learns nothing else."""
+    with api_server.client(headers=credentials) as client:
+        operations = v1_operations(client.get("/openapi.json").json())
+        templates = v1_templates(client.get("/openapi.json").json())
+        assert len(templates) >= 12
+        for method, path in [*operations, *templates]:
+            response = client.request(
+                method, f"{path}?limit=x&offset=-5&wait=x", content=BAD_BODY, headers={"Content-Type": content_type}
+            )
+            assert response.status_code == 401, (method, path, response.text)
+            challenge(response)
+
+
+@KEYED
+def test_with_a_valid_key_a_bad_body_is_still_a_422(api_server: ApiServer) -> None:
+    with api_server.client(headers=bearer(KEY_A)) as client:
+        response = client.post("/v1/sessions/not-a-uuid/outputs", content=BAD_BODY)
+        assert_error(response, 422, "validation_error")
+        response = client.post("/v1/extractions", content=BAD_BODY, headers={"Content-Type": "application/json"})
+        assert_error(response, 422, "validation_error")
+
+
 @pytest.mark.parametrize(
     "header",
     [

@@ -85,6 +85,29 @@ def test_deleting_a_session_removes_its_blobs_jobs_and_records(store_server: Api
         assert client.get(f"/v1/outputs/{kept}/content").content == DATA
 
 
+def test_ending_a_session_cancels_its_live_jobs_before_removing_them(api_server: ApiServer, redis_client: Any) -> None:
+    """DELETE and the idle sweep alike: tasks still running see a cancel (and their queued work is revoked)
+    before the job, its output and its blobs disappear under them."""
+    seen: list[tuple[str, str]] = []
+    jobs_store = api_server.services.jobs
+    original = jobs_store.cancel
+    jobs_store.cancel = lambda job_id: seen.append((job_id, jobs_store.get(job_id).status.value)) or original(job_id)  # type: ignore[method-assign]
+    with api_server.client() as client:
+        deleted, idle = client.post("/v1/sessions").json()["id"], client.post("/v1/sessions").json()["id"]
+        jobs = [start_job(client, upload(client, deleted)), start_job(client, upload(client, idle))]
+        finished = start_job(client, upload(client, deleted))
+        assert client.post(f"/v1/extractions/{finished}/cancel").status_code == 200
+        api_server.dispatcher.revoked.clear()
+        seen.clear()
+        assert client.delete(f"/v1/sessions/{deleted}").status_code == 204
+    redis_client.zadd(keys.SESSIONS_BY_LAST_USE, {idle: time.time() - api_server.settings.session_ttl_seconds - 1})
+    assert sweep_idle_sessions(api_server.services) == 1
+
+    assert seen == [(jobs[0], "queued"), (jobs[1], "queued")]  # the ended job is not canceled again
+    assert api_server.dispatcher.revoked == jobs
+    assert not any(redis_client.exists(keys.job(job)) for job in [*jobs, finished])
+
+
 def test_the_session_lists_its_extractions_oldest_first(api_server: ApiServer) -> None:
     with api_server.client() as client:
         session = client.post("/v1/sessions").json()["id"]

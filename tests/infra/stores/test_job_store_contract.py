@@ -220,6 +220,26 @@ def test_session_listing_delete_and_session_purge(jobs: JobStore) -> None:
     assert jobs.list_for_session("s1") == [] and jobs.count_live("dev") == 0 and jobs.count_active() == 0
 
 
+def test_a_deleted_job_takes_no_more_writes(jobs: JobStore) -> None:
+    """A task still running when its session is deleted must not bring the job back in any form."""
+    new_job(jobs, "a")
+    jobs.delete_session_jobs("s1")
+    for write in (
+        lambda: jobs.add_agent_progress("a", turns=1, tool_calls=2),
+        lambda: jobs.expect_parts("a", 0, 2, "{}"),
+        lambda: jobs.record_chunk("a", 0, "x", Usage(calls=1)),
+        lambda: jobs.record_failure("a", chunk_failure(1)),
+        lambda: jobs.finish("a", JobStatus.SUCCEEDED, result="late"),
+    ):
+        with pytest.raises(NotFound):
+            write()
+    jobs.add_task_ids("a", ["t1"])
+    assert not jobs.reserve_llm_call("a", 10) and jobs.settle_level("a", 0) is None
+    assert jobs.task_ids("a") == [] and jobs.list_for_session("s1") == []
+    with pytest.raises(NotFound):
+        jobs.get("a")
+
+
 # --- per-tenant live jobs ----------------------------------------------------------------------
 def test_finishing_a_job_frees_its_tenant_slot(jobs: JobStore) -> None:
     new_job(jobs, "a", tenant="acme")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 
 import pytest
 import redis
 
+from extraction.errors import NotFound
 from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from infra import keys
@@ -67,6 +69,28 @@ def test_a_finished_job_and_everything_it_owns_expire_with_it(jobs, redis_client
     assert redis_client.ttl(keys.CHUNKS_FAILED_TOTAL) == -1, "the store-wide count outlives jobs"
     assert redis_client.zscore(keys.JOBS_ACTIVE, "j1") is None
     assert redis_client.smembers(keys.tenant_live_jobs("acme")) == set()
+
+
+def test_writes_after_a_delete_leave_no_key_behind(jobs, redis_client) -> None:
+    """HINCRBY, SADD or HSET on a deleted job's keys would re-create them (the job hash with no TTL)."""
+    new_job(jobs)
+    jobs.add_task_ids("j1", ["t1"])
+    before = set(redis_client.keys("*"))
+    jobs.delete_session_jobs("s1")
+    for write in (
+        lambda: jobs.add_agent_progress("j1", turns=1),
+        lambda: jobs.expect_parts("j1", 0, 3, "{}"),
+        lambda: jobs.record_chunk("j1", 0, "x", Usage(calls=1)),
+        lambda: jobs.add_task_ids("j1", ["t2"]),
+        lambda: jobs.add_usage("j1", Usage(calls=1)),
+        lambda: jobs.reserve_llm_call("j1", 5),
+        lambda: jobs.settle_level("j1", 0),
+        lambda: jobs.update("j1", mode_used="truncate"),
+    ):
+        with contextlib.suppress(NotFound):
+            write()
+    left = set(redis_client.keys("*")) - (before - {k for k in before if "j1" in k or "s1" in k})
+    assert left == set(), left
 
 
 def test_a_vanished_job_is_pruned_from_its_tenants_slots_when_the_limit_is_reached(jobs, redis_client) -> None:

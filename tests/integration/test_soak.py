@@ -1,0 +1,37 @@
+"""The soak's 60-second form (issue 21): `bench/soak.py` on a stack of its own (private Redis, offline
+model, API, two workers as processes), 4 agents of which 2 delete their session mid-job. It exits 1 on
+any failed request, any traceback or ERROR line in any log, RSS growth past its bound after warm-up, or
+Redis keys left behind; its report is printed (run with `-s`) and its numbers checked here too.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.servers import unavailable
+
+pytestmark = pytest.mark.integration
+
+SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
+
+
+def test_a_minute_of_agents_ending_sessions_mid_job_is_clean(tmp_path: Path) -> None:
+    if not shutil.which("redis-server"):
+        unavailable("redis-server is not installed")
+    out = tmp_path / "soak.json"
+    argv = [sys.executable, str(SOAK), "--agents", "4", "--minutes", "1", "--warmup-minutes", "0.25"]
+    run = subprocess.run(
+        [*argv, "--sample-seconds", "5", "--json", str(out)], capture_output=True, text=True, timeout=600
+    )
+    print(run.stdout[-6000:], run.stderr[-3000:])
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["errors"] == 0 and result["log_problems"] == {} and result["keys_left_behind"] == []
+    assert result["deleted_mid_job"] > 0 and result["sessions"] > result["deleted_mid_job"]
+    assert set(result["operations"]) >= {"store", "resolve", "grep", "submit", "cancel", "wait", "delete_session"}
