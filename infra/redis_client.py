@@ -2,24 +2,45 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
+from redis.sentinel import Sentinel
 
 from infra.errors import BackendUnavailable
 
 
-def connect(url: str, *, timeout: float = 5.0) -> redis.Redis:
-    """A client that fails fast (seconds, not minutes) when Redis is down, so the API can answer 503."""
-    return redis.Redis.from_url(
-        url,
-        decode_responses=True,
-        socket_timeout=timeout,
-        socket_connect_timeout=timeout,
-        health_check_interval=30,
-    )
+def connect(
+    url: str, *, timeout: float = 5.0, sentinels: Sequence[tuple[str, int]] = (), master: str = "toolout"
+) -> redis.Redis:
+    """A client that fails fast (seconds, not minutes) when Redis is down, so the API can answer 503.
+
+    With `sentinels`, the client asks them where `master` is and asks again after a connection error, so it
+    follows a failover to the promoted replica; `url` then gives only the database and the password.
+    """
+    options: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_timeout": timeout,
+        "socket_connect_timeout": timeout,
+        "health_check_interval": 30,
+    }
+    if not sentinels:
+        return redis.Redis.from_url(url, **options)
+    parts = urlsplit(url)
+    db = int(parts.path.strip("/") or 0)
+    sentinel = Sentinel(list(sentinels), socket_timeout=timeout, socket_connect_timeout=timeout)
+    return sentinel.master_for(master, db=db, password=parts.password, **options)
+
+
+def kombu_sentinel_url(url: str, sentinels: Sequence[tuple[str, int]]) -> str:
+    """The `sentinel://…;sentinel://…` URL kombu's and Celery's Redis transports take for the same database."""
+    parts = urlsplit(url)
+    auth = f":{parts.password}@" if parts.password else ""
+    db = parts.path.strip("/") or "0"
+    return ";".join(f"sentinel://{auth}{host}:{port}/{db}" for host, port in sentinels)
 
 
 @contextmanager

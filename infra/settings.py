@@ -20,6 +20,11 @@ class Settings(BaseSettings):
     # --- wiring -------------------------------------------------------------------------------
     redis_url: str = "redis://127.0.0.1:6379/0"
     broker_url: str | None = Field(None, description="Celery broker; defaults to redis_url")
+    redis_sentinels: str | None = Field(
+        None,
+        description="host:port,host:port of Redis Sentinels: the primary is asked of them, and followed on failover",
+    )
+    redis_sentinel_master: str = Field("toolout", description="the master name the Sentinels monitor")
     blob_store: str = Field(
         f"file://{REPO_ROOT / 'var' / 'blobs'}", description="file:///abs/path or s3://bucket[/prefix]"
     )
@@ -123,6 +128,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "broker_url",
+        "redis_sentinels",
         "s3_endpoint_url",
         "s3_access_key_id",
         "s3_secret_access_key",
@@ -152,9 +158,34 @@ class Settings(BaseSettings):
             )
         return self
 
+    @field_validator("redis_sentinels")
+    @classmethod
+    def _sentinels_are_addresses(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_sentinels(value)
+        return value
+
+    @property
+    def sentinels(self) -> list[tuple[str, int]]:
+        """The Sentinels' addresses; empty when Redis is reached at `redis_url` itself."""
+        return parse_sentinels(self.redis_sentinels) if self.redis_sentinels else []
+
     @property
     def celery_broker_url(self) -> str:
         return self.broker_url or self.redis_url
+
+
+def parse_sentinels(text: str) -> list[tuple[str, int]]:
+    """`host:port,host:port` -> [(host, port), ...]; a malformed entry is a clear error at start-up."""
+    addresses = []
+    for entry in (part.strip() for part in text.split(",")):
+        host, _, port = entry.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(
+                f"redis_sentinels: {entry!r} is not host:port (expected e.g. 10.0.0.5:26379,10.0.0.6:26379)"
+            )
+        addresses.append((host, int(port)))
+    return addresses
 
 
 @lru_cache(maxsize=1)

@@ -67,7 +67,7 @@ def memory_stores(settings: Settings, blobs: BlobStore) -> Stores:
 
 
 def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
-    client = connect(settings.redis_url)
+    client = connect(settings.redis_url, sentinels=settings.sentinels, master=settings.redis_sentinel_master)
 
     def ping() -> object:
         with redis_errors():

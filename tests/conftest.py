@@ -29,6 +29,7 @@ pytest_plugins = (
         "tests.fixtures.faults",
         "tests.fixtures.model_faults",
         "tests.fixtures.multihost",
+        "tests.fixtures.sentinel",
         "tests.fixtures.measurements",
     ]
     if SERVER_INSTALLED
@@ -48,6 +49,7 @@ SERVER_FIXTURES = {
         "faults_stack",
         "model_faults_stack",
         "multihost_stack",
+        "sentinel_stack",
     },
     # runs Celery workers as processes: what CI's RabbitMQ leg runs again (`make test-rabbitmq`)
     "celery": {"local_stack", "s3_stack", "tight_stack", "stack", "faults_stack", "model_faults_stack"},

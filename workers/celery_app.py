@@ -30,6 +30,7 @@ from celery import Celery, states
 from celery.backends.base import DisabledBackend
 from kombu import Exchange, Queue
 
+from infra.redis_client import kombu_sentinel_url
 from infra.settings import Settings
 
 QUEUES = ("extract", "map", "reduce", "agent", "webhooks")
@@ -85,6 +86,17 @@ class NoResults(DisabledBackend):
         return str(states.PENDING)
 
 
+def sentinel_broker_options(settings: Settings) -> dict[str, Any]:
+    """The Redis broker behind Sentinels: kombu asks them for the master, and again after a failover."""
+    return {
+        "broker_url": kombu_sentinel_url(settings.redis_url, settings.sentinels),
+        "broker_transport_options": {
+            "master_name": settings.redis_sentinel_master,
+            "visibility_timeout": settings.visibility_timeout_seconds,
+        },
+    }
+
+
 def create_celery(settings: Settings) -> Celery:
     broker = settings.celery_broker_url
     celery = Celery("toolout", broker=broker, backend=NoResults, set_as_current=False)
@@ -108,4 +120,6 @@ def create_celery(settings: Settings) -> Celery:
     )
     if is_amqp(broker):
         celery.conf.update(amqp_options())
+    elif settings.sentinels and settings.broker_url is None:
+        celery.conf.update(sentinel_broker_options(settings))
     return celery
