@@ -31,8 +31,10 @@ def connect(
         return redis.Redis.from_url(url, **options)
     parts = urlsplit(url)
     db = int(parts.path.strip("/") or 0)
-    sentinel = Sentinel(list(sentinels), socket_timeout=timeout, socket_connect_timeout=timeout)
-    return sentinel.master_for(master, db=db, password=parts.password, **options)
+    sentinel: Any = Sentinel  # redis-py leaves Sentinel's signatures untyped
+    pool = sentinel(list(sentinels), socket_timeout=timeout, socket_connect_timeout=timeout)
+    client: redis.Redis = pool.master_for(master, db=db, password=parts.password, **options)
+    return client
 
 
 def kombu_sentinel_url(url: str, sentinels: Sequence[tuple[str, int]]) -> str:

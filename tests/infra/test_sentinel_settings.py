@@ -14,7 +14,7 @@ from workers.celery_app import create_celery
 
 def test_sentinel_addresses_parse_and_a_bad_one_is_a_clear_error() -> None:
     assert parse_sentinels("10.0.0.5:26379, sentinel-b:26380") == [("10.0.0.5", 26379), ("sentinel-b", 26380)]
-    with pytest.raises(ValidationError, match="'10.0.0.5' is not host:port"):
+    with pytest.raises(ValidationError, match=r"'10\.0\.0\.5' is not host:port"):
         Settings(redis_sentinels="10.0.0.5")
     assert Settings(redis_sentinels="").sentinels == []
 
