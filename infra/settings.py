@@ -40,6 +40,12 @@ class Settings(BaseSettings):
     model_timeout_seconds: float = 60.0
     model_num_retries: int = 2
     tokenizer_encoding: str = "o200k_base"
+    model_probe_timeout_seconds: float = Field(
+        2.0, gt=0, lt=3, description="/readyz: how long the model endpoint may take to answer GET /models"
+    )
+    model_probe_cache_seconds: float = Field(
+        5.0, ge=0, description="/readyz: how long a model probe's answer is reused"
+    )
 
     # --- oversize & routing -------------------------------------------------------------------
     tool_response_max_bytes: int = 12_000
