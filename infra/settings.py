@@ -71,6 +71,12 @@ class Settings(BaseSettings):
     max_resolved_value_chars: int = Field(
         1_000_000, ge=1, description="a $reference resolving to more characters is refused (pass the handle)"
     )
+    grep_time_budget_seconds: float = Field(
+        10.0,
+        ge=0,
+        description="one grep (REST, buffer_ops, the read-grep agent's Grep) stops after this long with the "
+        "matches so far and the line it stopped at (0 = no budget)",
+    )
     retired_version_grace_seconds: int = Field(
         300, ge=0, description="a replaced version of a variable or file stays readable this long (then swept)"
     )
