@@ -85,3 +85,16 @@ def test_after_context_is_not_owed_past_the_stop() -> None:
 def test_a_budget_must_be_positive() -> None:
     with pytest.raises(InvalidInput, match="time_budget must be positive"):
         grep(b"a\n", TickingClock(1.0), time_budget=0)
+
+
+@pytest.mark.parametrize("ignore_case", [False, True])
+def test_slices_of_a_big_block_find_what_one_scan_finds(ignore_case: bool) -> None:
+    data = b"".join(b"%s row %d\n" % (b"HIT" if n % 997 == 0 else b"miss", n) for n in range(300_000))
+    assert len(data) > 3 * SLICE
+    index = build_line_index([data])
+    for idx in (None, index):
+        options = {"before": 2, "after": 2, "max_matches": 10**6, "index": idx}
+        matcher = LiteralMatcher("hit" if ignore_case else "HIT", ignore_case)
+        sliced = grep_lines(BytesReader(data), "k", matcher, time_budget=60, clock=lambda: 0.0, **options)
+        whole = grep_lines(BytesReader(data), "k", matcher, **options)
+        assert sliced == whole and sliced.matches == 301
