@@ -12,6 +12,7 @@ from celery import Celery
 from celery.signals import worker_ready
 
 from extraction.documents.tokens import token_byte_lengths
+from infra import tracing
 from infra.settings import Settings
 from infra.stores import open_stores
 from infra.tokenizer_files import ensure_offline_encodings
@@ -29,6 +30,7 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
     ensure_offline_encodings()  # tiktoken must not try to download its BPE files
     guard_closed_transport()
     share_channel_clients()
+    tracing.setup("toolout-worker")  # only with OTEL_EXPORTER_OTLP_ENDPOINT set; before the Redis clients exist
     rt = build_runtime(settings, open_stores(settings))
     celery = create_celery(settings)
     register_tasks(celery, rt)
