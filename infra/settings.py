@@ -132,6 +132,9 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8000
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["text", "json"] = Field(
+        "text", description="json: one object a line with trace_id and job_id (API and worker processes)"
+    )
 
     @field_validator(
         "broker_url",

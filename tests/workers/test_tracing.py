@@ -7,6 +7,9 @@ are captured with the SDK's in-memory exporter.
 
 from __future__ import annotations
 
+import io
+import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,8 +23,10 @@ from api.app import create_app
 from api.deps import Services
 from extraction.strategies.mapreduce import ModelLimits
 from infra import tracing
+from infra.logs import JsonFormatter
 from infra.settings import Settings
 from infra.stores import open_stores
+from infra.tracing import LogContext
 from tests.fixtures.api_server import answering_model_probe, serve_app
 from tests.workers.conftest import needle_model
 from tests.workers.test_pipeline import NEEDLE, document
@@ -102,3 +107,23 @@ def test_off_there_is_no_trace_and_no_traceparent_on_the_job() -> None:
     with tracing.job_span("job.map", "j1", None) as span:
         assert span is None and tracing.current_job.get() == "j1"
     assert tracing.current_job.get() is None
+
+
+def test_json_logs_carry_the_trace_id_and_job_id_of_the_step(exporter: InMemorySpanExporter) -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(LogContext())
+    log = logging.getLogger("toolout.test.json")
+    log.addHandler(handler)
+    log.propagate = False
+    try:
+        with tracing.job_span("job.map", "job-7", None, chunk_index=3) as span:
+            log.warning("chunk %d is slow", 3, extra={"chunk": 3})
+        log.warning("outside any job")
+    finally:
+        log.removeHandler(handler)
+    inside, outside = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert inside["trace_id"] == format(span.get_span_context().trace_id, "032x") and inside["job_id"] == "job-7"
+    assert (inside["message"], inside["chunk"], inside["level"]) == ("chunk 3 is slow", 3, "WARNING")
+    assert (outside["trace_id"], outside["job_id"]) == ("", "")
