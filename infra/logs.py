@@ -2,7 +2,8 @@
 
 A log line of a job's step can then be found from its trace and the other way round: `job_id` comes from
 the step being run (`infra.tracing.current_job`, set by every step of a job) or a log call's
-`extra={"job_id": …}`, `trace_id` from the active span (empty while tracing is off). Text logs stay the default for a terminal.
+`extra={"job_id": …}`, `trace_id` from the active span (empty while tracing is off). Text logs stay the
+default for a terminal.
 """
 
 from __future__ import annotations
