@@ -25,6 +25,7 @@ from api.lifecycle import SWEEP_INTERVAL_SECONDS, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
 from api.routers import buffers, extractions, files, health, lines, outputs, routing, sessions, variables, webhooks
 from api.usage_metrics import UsageCollector
+from infra import tracing
 from infra.settings import Settings, get_settings
 from infra.stores import open_stores
 from infra.tokenizer_files import ensure_offline_encodings
@@ -37,6 +38,7 @@ def build_services(settings: Settings) -> Services:
     from workers.celery_dispatch import CeleryDispatcher
 
     share_channel_clients()  # publishing a job's start task: no redis-py client built per publish
+    tracing.setup("toolout-api")  # only with OTEL_EXPORTER_OTLP_ENDPOINT set; before any Redis client is built
 
     stores = open_stores(settings)
     return Services(settings=settings, stores=stores, dispatcher=CeleryDispatcher(create_celery(settings), stores.jobs))
@@ -86,6 +88,7 @@ def create_app(
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     app.state.metrics.registry.register(UsageCollector(built.jobs))
     install_error_handlers(app)
+    tracing.instrument_app(app)  # a job's trace starts at the request that creates it
     for module in (sessions, outputs, lines, extractions, webhooks, variables, buffers, files, routing):
         app.include_router(module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401))
     app.include_router(health.router)  # probes and metrics stay open

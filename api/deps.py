@@ -24,6 +24,7 @@ from infra.idempotency import IdempotencyStore
 from infra.jobstore import JobStore
 from infra.jobstore.ends import JobEnds
 from infra.model_info import model_limits_for
+from infra.model_probe import ModelProbe
 from infra.records import DEFAULT_TENANT, RecordStore
 from infra.resultcache import ResultCache
 from infra.settings import Settings
@@ -42,6 +43,17 @@ class Services:
     """The model's limits for estimates; None: litellm's model map (imported on first use, seconds)."""
     ends: JobEnds = field(default_factory=JobEnds)
     """The long polls waiting for a job to end; the app's lifespan feeds it from `stores.follow_ends`."""
+    model_probe: ModelProbe | None = None
+    """What `/readyz` asks about the model endpoints; None: probe the settings' endpoints (`infra.model_probe`)."""
+
+    def __post_init__(self) -> None:
+        if self.model_probe is None:
+            self.model_probe = ModelProbe.from_settings(self.settings)
+
+    @property
+    def models(self) -> ModelProbe:
+        assert self.model_probe is not None  # set in __post_init__
+        return self.model_probe
 
     def model_limits(self) -> ModelLimits:
         return self.limits if self.limits is not None else model_limits_for(self.settings)

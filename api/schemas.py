@@ -131,8 +131,11 @@ class GrepView(BaseModel):
     text: str = Field(description="`{n:>6}:\\t{line}` for a match, `{n:>6}-\\t{line}` for context, `--` between groups")
     matches: int = Field(description="matching lines (not occurrences)")
     lines_scanned: int
-    truncated: bool = Field(description="stopped at max_matches; later lines were not searched")
+    truncated: bool = Field(description="stopped at max_matches or the time budget; later lines were not searched")
     note: str | None
+    stopped_after_seconds: float | None = Field(
+        None, description="set when the grep time budget ran out: searched lines_scanned lines in this long"
+    )
 
 
 def output_view(record: OutputRecord) -> OutputView:

@@ -14,6 +14,7 @@ from infra.outputs import write_options
 from infra.records import SessionRecord
 from infra.session_buffers import SessionBuffers
 from infra.session_variables import SessionVariables
+from infra.stored_output import grep_time_budget
 
 NAME_DESCRIPTION = "a variable name: [A-Za-z_][A-Za-z0-9_]* (at most 128 chars; 422 invalid_variable_name otherwise)"
 
@@ -31,7 +32,13 @@ def session_variables(services: Services, session_id: uuid.UUID, tenant: str) ->
 
 def session_buffers(services: Services, session_id: uuid.UUID, tenant: str) -> SessionBuffers:
     session = open_session(services, session_id, tenant)
-    return SessionBuffers(services.records, services.blobs, session, options=write_options(services.settings))
+    return SessionBuffers(
+        services.records,
+        services.blobs,
+        session,
+        options=write_options(services.settings),
+        grep_time_budget=grep_time_budget(services.settings),
+    )
 
 
 def checked_name(name: str) -> str:

@@ -125,9 +125,14 @@ class Re2LiteralMatcher(LiteralMatcher):
             self._re = _compile(text.encode("utf-8"), options)
 
     def candidate_offsets(self, block: bytes, start: int, end: int) -> Iterator[int]:
-        if self._re is None or (self.ignore_case and not block.isascii()):
+        if self._re is None or (self.ignore_case and not _ascii(block, start, end)):
             return super().candidate_offsets(block, start, end)
         return iter_line_hits(block, start, end, lambda p: _first(self._re, block, p, end))
+
+
+def _ascii(block: bytes, start: int, end: int) -> bool:
+    """Whether `block[start:end]` is ASCII; grep scans a block in slices, so not the whole block each time."""
+    return block.isascii() if start == 0 and end == len(block) else block[start:end].isascii()
 
 
 def _first(regexp: re2._Regexp, data: bytes, pos: int, end: int) -> int:
@@ -162,7 +167,7 @@ class Re2Matcher:
         if self._block is None:
             return every_line(block, start, end)
         has_cr = block.find(b"\r", start, end) >= 0
-        if not has_cr and block.isascii():
+        if not has_cr and _ascii(block, start, end):
             return iter_line_hits(block, start, end, lambda p: self._find(block, p, end))
         text = decode(block[start:end])
         if not has_cr and "\ufffd" not in text:  # valid UTF-8: the raw bytes mean what the lines mean

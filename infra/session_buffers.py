@@ -38,9 +38,16 @@ class SessionBuffers:
     """`BufferStore` for one session: its variables are the buffers, its files the export targets."""
 
     def __init__(
-        self, records: RecordStore, blobs: BlobStore, session: SessionRecord, *, options: WriteOptions
+        self,
+        records: RecordStore,
+        blobs: BlobStore,
+        session: SessionRecord,
+        *,
+        options: WriteOptions,
+        grep_time_budget: float | None = None,
     ) -> None:
         self.records, self.blobs, self.session, self.options = records, blobs, session, options
+        self.grep_time_budget = grep_time_budget
         self.variables = SessionVariables(records, blobs, session, block_size=options.block_size)
 
     def _record(self, name: str) -> OutputRecord:
@@ -50,7 +57,9 @@ class SessionBuffers:
         return record
 
     def _output(self, name: str) -> StoredOutput:
-        return StoredOutput(self.blobs, self._record(name), block_size=self.options.block_size)
+        return StoredOutput(
+            self.blobs, self._record(name), block_size=self.options.block_size, grep_time_budget=self.grep_time_budget
+        )
 
     def buffers(self) -> Sequence[BufferInfo]:
         return [buffer_info(record) for record in self.variables.all_records()]

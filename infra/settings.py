@@ -45,6 +45,12 @@ class Settings(BaseSettings):
     model_timeout_seconds: float = 60.0
     model_num_retries: int = 2
     tokenizer_encoding: str = "o200k_base"
+    model_probe_timeout_seconds: float = Field(
+        2.0, gt=0, lt=3, description="/readyz: how long the model endpoint may take to answer GET /models"
+    )
+    model_probe_cache_seconds: float = Field(
+        5.0, ge=0, description="/readyz: how long a model probe's answer is reused"
+    )
 
     # --- oversize & routing -------------------------------------------------------------------
     tool_response_max_bytes: int = 12_000
@@ -69,6 +75,12 @@ class Settings(BaseSettings):
     )
     max_resolved_value_chars: int = Field(
         1_000_000, ge=1, description="a $reference resolving to more characters is refused (pass the handle)"
+    )
+    grep_time_budget_seconds: float = Field(
+        10.0,
+        ge=0,
+        description="one grep (REST, buffer_ops, the read-grep agent's Grep) stops after this long with the "
+        "matches so far and the line it stopped at (0 = no budget)",
     )
     retired_version_grace_seconds: int = Field(
         300, ge=0, description="a replaced version of a variable or file stays readable this long (then swept)"
@@ -125,6 +137,9 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8000
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["text", "json"] = Field(
+        "text", description="json: one object a line with trace_id and job_id (API and worker processes)"
+    )
 
     @field_validator(
         "broker_url",

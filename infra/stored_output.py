@@ -21,19 +21,35 @@ from infra.blobstore import BlobStore
 from infra.content import content_reader
 from infra.grep_engine import compile_matcher
 from infra.records import OutputRecord
+from infra.settings import Settings
 
 DEFAULT_READ_LIMIT = 2000
 DEFAULT_MAX_MATCHES = 100
+
+
+def grep_time_budget(settings: Settings) -> float | None:
+    """The deployment's time budget for one grep (`TOOLOUT_GREP_TIME_BUDGET_SECONDS`; 0 = none)."""
+    return settings.grep_time_budget_seconds or None
 
 
 class StoredOutput:
     """A stored output opened for reading by line; the line index is loaded once (or built on first use).
 
     An output kept inline in its record is read from there (`infra.content`), its line index built in memory.
+    Every grep is bounded by `grep_time_budget` seconds (None: unbounded): past it, the matches so far and
+    where it stopped.
     """
 
-    def __init__(self, blobs: BlobStore, record: OutputRecord, *, block_size: int = 8 << 20) -> None:
+    def __init__(
+        self,
+        blobs: BlobStore,
+        record: OutputRecord,
+        *,
+        block_size: int = 8 << 20,
+        grep_time_budget: float | None = None,
+    ) -> None:
         self._blobs = blobs
+        self._grep_budget = grep_time_budget
         self._reader = content_reader(blobs, record)
         self.record = record
         self._block = block_size
@@ -105,6 +121,7 @@ class StoredOutput:
             max_line_chars=max_line_chars,
             block_size=self._block,
             index=self.line_index(),
+            time_budget=self._grep_budget,
         )
 
 

@@ -8,7 +8,7 @@ from extraction.texts.prompts import read_grep_messages
 from extraction.texts.tools import sub_agent_tools
 from infra.job_planning import agent_bounds
 from infra.records import session_prefix
-from infra.stored_output import PinnedTools, StoredOutput
+from infra.stored_output import PinnedTools, StoredOutput, grep_time_budget
 from workers import outcomes
 from workers.gate import job_llm
 from workers.pipeline import load
@@ -23,7 +23,12 @@ def run_read_grep(rt: Runtime, job_id: str) -> None:
     live = load(rt, job_id)
     if live is None:
         return
-    output = StoredOutput(rt.blobs, live.output, block_size=rt.settings.blob_read_block_bytes)
+    output = StoredOutput(
+        rt.blobs,
+        live.output,
+        block_size=rt.settings.blob_read_block_bytes,
+        grep_time_budget=grep_time_budget(rt.settings),
+    )
     messages = read_grep_messages(
         live.prompt, handle_filename=live.output.handle, root=session_prefix(live.output.session_id)
     )

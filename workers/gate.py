@@ -14,6 +14,7 @@ from typing import Any
 
 from extraction.errors import ExtractionError
 from extraction.protocols import LLM, LLMReply, Message
+from infra import tracing
 from infra.errors import LLMBudgetExhausted
 from infra.jobstore import JobStore
 from workers.runtime import Runtime
@@ -44,7 +45,10 @@ class GatedLLM:
         self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None
     ) -> LLMReply:
         self._reserve()
-        return self.llm.complete(messages, tools=tools, max_tokens=max_tokens)
+        with tracing.model_span(getattr(self.llm, "model", None), self.job_id) as span:
+            reply = self.llm.complete(messages, tools=tools, max_tokens=max_tokens)
+            tracing.record_usage(span, reply.usage, reply.model)
+        return reply
 
     def _reserve(self) -> None:
         if self.reserved > 0:

@@ -17,8 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from extraction.errors import NotFound
-from workers import outcomes, pipeline
-from workers.agent import run_read_grep
+from workers import outcomes, pipeline, steps
 from workers.runtime import Runtime
 from workers.webhooks import deliver_once, wants_webhook
 
@@ -68,7 +67,7 @@ class LocalDispatcher:
     def run(self, job_id: str) -> None:
         """Run the job to its end in the calling thread (its map and reduce groups on the step pool)."""
         try:
-            step = pipeline.start(self.rt, job_id)
+            step = steps.start(self.rt, job_id)
             while step is not None:
                 step = self._execute(job_id, step)
         except Exception as exc:
@@ -81,14 +80,14 @@ class LocalDispatcher:
     def _execute(self, job_id: str, step: pipeline.Next) -> pipeline.Next:
         rt = self.rt
         if isinstance(step, pipeline.RunChunks):
-            self._all(pipeline.run_map, [(job_id, c.index, c.start, c.end) for c in step.chunks])
-            return pipeline.run_reduce_stage(rt, job_id, 0, step.covers)
+            self._all(steps.run_map, [(job_id, c.index, c.start, c.end) for c in step.chunks])
+            return steps.run_reduce_stage(rt, job_id, 0, step.covers)
         if isinstance(step, pipeline.RunReduceGroups):
             groups = [(job_id, step.level, i, m, step.covers[i]) for i, m in enumerate(step.groups)]
-            self._all(pipeline.run_reduce_group, groups)
-            return pipeline.run_reduce_stage(rt, job_id, step.level + 1, step.covers)
+            self._all(steps.run_reduce_group, groups)
+            return steps.run_reduce_stage(rt, job_id, step.level + 1, step.covers)
         if isinstance(step, pipeline.RunAgent):
-            run_read_grep(rt, job_id)
+            steps.run_read_grep(rt, job_id)
         return None
 
     def _all(self, step: Any, calls: list[tuple[Any, ...]]) -> None:

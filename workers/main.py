@@ -9,9 +9,11 @@ import logging
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import setup_logging, worker_ready
 
 from extraction.documents.tokens import token_byte_lengths
+from infra import tracing
+from infra.logs import configure_logging
 from infra.settings import Settings
 from infra.stores import open_stores
 from infra.tokenizer_files import ensure_offline_encodings
@@ -29,6 +31,7 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
     ensure_offline_encodings()  # tiktoken must not try to download its BPE files
     guard_closed_transport()
     share_channel_clients()
+    tracing.setup("toolout-worker")  # only with OTEL_EXPORTER_OTLP_ENDPOINT set; before the Redis clients exist
     rt = build_runtime(settings, open_stores(settings))
     celery = create_celery(settings)
     register_tasks(celery, rt)
@@ -65,5 +68,7 @@ def run_worker(settings: Settings, argv: list[str], *, task_logs: bool = False) 
     """
     if not task_logs:
         quiet_celery_task_logs()
+    if configure_logging(settings):
+        setup_logging.connect(lambda **_: None, weak=False)  # Celery leaves the JSON root handler alone
     celery, _ = build_worker(settings)
     celery.worker_main(["worker", *argv])

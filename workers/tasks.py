@@ -25,8 +25,7 @@ from celery.canvas import Signature
 
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobStore
-from workers import pipeline
-from workers.agent import run_read_grep
+from workers import pipeline, steps
 from workers.celery_app import MAP, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
 from workers.parts import Cover
 from workers.runtime import Runtime
@@ -70,11 +69,11 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
 
     @task(START)
     def start_extraction(job_id: str) -> None:
-        schedule(celery, rt.jobs, job_id, pipeline.start(rt, job_id))
+        schedule(celery, rt.jobs, job_id, steps.start(rt, job_id))
 
     @task(MAP)
     def map_chunk(job_id: str, index: int, start: int, end: int) -> None:
-        settled = pipeline.run_map(rt, job_id, index, start, end)
+        settled = steps.run_map(rt, job_id, index, start, end)
         if settled is None:
             fan_in(celery, rt.jobs, job_id, 0)
         else:
@@ -82,16 +81,16 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
 
     @task(REDUCE_STAGE)
     def reduce_stage(job_id: str, level: int, covers: list[Cover]) -> None:
-        schedule(celery, rt.jobs, job_id, pipeline.run_reduce_stage(rt, job_id, level, covers))
+        schedule(celery, rt.jobs, job_id, steps.run_reduce_stage(rt, job_id, level, covers))
 
     @task(REDUCE_GROUP)
     def reduce_group(job_id: str, level: int, group_index: int, members: list[int], cover: Cover) -> None:
-        pipeline.run_reduce_group(rt, job_id, level, group_index, members, cover)
+        steps.run_reduce_group(rt, job_id, level, group_index, members, cover)
         fan_in(celery, rt.jobs, job_id, level + 1)
 
     @task(READ_GREP)
     def read_grep(job_id: str) -> None:
-        run_read_grep(rt, job_id)
+        steps.run_read_grep(rt, job_id)
 
     @task(WEBHOOK)
     def deliver_webhook(job_id: str, attempt: int) -> None:

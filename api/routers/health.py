@@ -1,8 +1,9 @@
 """Liveness, readiness and metrics, outside `/v1`: probes and scrapers are not API clients.
 
 `/healthz` touches nothing, so a slow Redis never gets the process restarted. `/readyz` asks every
-backend a request may need (Redis, the blob store, at least one Celery worker) concurrently and
-says which one failed, so a load balancer stops routing here until all of them answer.
+backend a request may need (Redis, the blob store, at least one Celery worker, each stage's model
+endpoint) concurrently and says which one failed and why, so a load balancer stops routing here
+until all of them answer.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import MetricsDep, ServicesDep
 from api.schemas import Check, Readiness
 from infra.errors import BackendUnavailable
+from infra.model_probe import ModelEndpoint, ModelProbe
 
 router = APIRouter(tags=["health"])
 
@@ -53,19 +55,36 @@ def _workers_answer(ping: Callable[[], list[Any]]) -> Callable[[], Check]:
 @router.get(
     "/readyz",
     response_model=Readiness,
-    responses={503: {"description": "a backend is not ready; details.checks says which"}},
+    responses={503: {"description": "a backend is not ready; details.checks says which and why"}},
 )
 async def readyz(services: ServicesDep) -> Readiness:
-    """Ready when Redis pings, the blob store pings and at least one worker answers."""
-    names = ("redis", "blob_store", "workers")
-    probes = (services.stores.ping, services.blobs.ping, _workers_answer(services.dispatcher.ping))
-    checks = dict(zip(names, await asyncio.gather(*(_check(probe) for probe in probes)), strict=True))
-    if not all(check.ok for check in checks.values()):
-        failed = ", ".join(name for name, check in checks.items() if not check.ok)
+    """Ready when Redis pings, the blob store pings, at least one worker answers and every stage's
+    model endpoint answers (`infra.model_probe`: a cached `GET /models`, never a completion).
+    """
+    probes: dict[str, Callable[[], Any]] = {
+        "redis": services.stores.ping,
+        "blob_store": services.blobs.ping,
+        "workers": _workers_answer(services.dispatcher.ping),
+    }
+    for endpoint in services.models.endpoints:
+        probes[endpoint.check_name] = _model_answers(services.models, endpoint)
+    results = await asyncio.gather(*(_check(probe) for probe in probes.values()))
+    checks = dict(zip(probes, results, strict=True))
+    failed = {name: check for name, check in checks.items() if not check.ok}
+    if failed:
+        why = "; ".join(f"{name} ({check.detail})" for name, check in failed.items())
         raise BackendUnavailable(
-            f"not ready: {failed}", checks={name: check.model_dump() for name, check in checks.items()}
+            f"not ready: {why}", checks={name: check.model_dump() for name, check in checks.items()}
         )
     return Readiness(status="ready", checks=checks)
+
+
+def _model_answers(probe: ModelProbe, endpoint: ModelEndpoint) -> Callable[[], Check]:
+    def check() -> Check:
+        result = probe.check(endpoint)
+        return Check(ok=result.ok, detail=result.detail)
+
+    return check
 
 
 @router.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})

@@ -31,7 +31,7 @@ from infra.blobstore import BlobStore
 from infra.grep_engine import MAX_PATTERN_CHARS
 from infra.records import RecordStore
 from infra.settings import Settings
-from infra.stored_output import DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT, StoredOutput
+from infra.stored_output import DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT, StoredOutput, grep_time_budget
 
 router = APIRouter(prefix=API_PREFIX, tags=["lines"])
 
@@ -127,7 +127,9 @@ def open_output(
     """
     record = records.get_output(str(handle), tenant)
     records.touch(record.session_id)
-    return StoredOutput(blobs, record, block_size=settings.blob_read_block_bytes)
+    return StoredOutput(
+        blobs, record, block_size=settings.blob_read_block_bytes, grep_time_budget=grep_time_budget(settings)
+    )
 
 
 def _content(model: type[BaseModel], example: str) -> dict[int | str, Any]:

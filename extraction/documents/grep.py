@@ -16,12 +16,19 @@ in a whole block at once (C `bytes.find`, or RE2 in infra), and only the lines a
 cut out, decoded and checked with `search(line)` — the definition of a match. Matchers without
 the fast path get every line. What a line is (newlines, CRLF, decoding) is defined in
 `extraction.documents.lines`.
+
+A time budget (`time_budget` seconds on `clock`) bounds one grep: RE2 is linear, but a heavy pattern
+over a multi-GB output still takes minutes. The clock is read between slices of about `SLICE` bytes,
+so the overshoot is one slice's search; past the budget the matches so far come back with a note
+that says where it stopped.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from functools import partial
 from operator import itemgetter
 
 from pydantic import BaseModel
@@ -43,6 +50,7 @@ DEFAULT_BLOCK = 8 << 20
 DEFAULT_LONG_LINE = 64 << 20
 _NL = NL[0]
 _FAR = 256 << 10  # past this distance a line number is cheaper to get from the index than by counting
+SLICE = 1 << 20  # the clock is read between slices this size (a heavy RE2 pattern spends ~3 s on 1 MB)
 _pos = itemgetter(0)
 Cursor = tuple[int, int | None]  # (line start in the buffer, its line number if known)
 
@@ -57,6 +65,8 @@ class GrepResult(BaseModel):
     lines_scanned: int
     truncated: bool = False
     note: str | None = None
+    stopped_after_seconds: float | None = None
+    """Set when the time budget ran out: the grep stopped there, `lines_scanned` lines were searched."""
 
     def render(self) -> str:
         return "\n\n".join(part for part in (self.text, self.note) if part)
@@ -114,8 +124,11 @@ class _GrepRun:
         max_matches: int,
         max_chars: int,
         numbering: _Numbering | None,
+        budget: _Budget | None = None,
     ) -> None:
         self.matcher, self.before, self.after, self.numbering = matcher, before, after, numbering
+        self.budget = budget
+        self.timed_out_at: int | None = None  # the first line not searched, once the time budget ran out
         self.max_matches, self.max_chars = max_matches, max_chars
         self.out: list[str] = []
         self.matches = 0
@@ -132,6 +145,14 @@ class _GrepRun:
     @property
     def done(self) -> bool:
         return not self.searching and self.last_emitted >= self.after_until
+
+    def out_of_time(self, line: Callable[[], int]) -> bool:
+        """True (and stop searching, at `line()`) once the time budget is spent."""
+        if self.timed_out_at is None and self.budget is not None and self.budget.spent():
+            self.timed_out_at = line()
+            self.searching = False
+            self.after_until = self.last_emitted  # no after-context owed past the stop
+        return self.timed_out_at is not None
 
     def scan(self, buf: bytes, start: int, end: int, ln: int | None, base: int, *, cut: bool = False) -> int | None:
         """Grep the whole lines in `buf[start:end]` (`buf[0]` is blob byte `base`), the first
@@ -256,17 +277,27 @@ class _GrepRun:
         self.tail = (kept + fresh)[-self.before :]
 
     def result(self, lines_scanned: int) -> GrepResult:
-        lines = self.last_emitted if not self.searching else lines_scanned
+        if self.timed_out_at is not None:
+            lines = self.timed_out_at - 1
+        else:
+            lines = self.last_emitted if not self.searching else lines_scanned
         return GrepResult(
             text="\n".join(self.out),
             matches=self.matches,
             lines_scanned=lines,
             truncated=not self.searching,
             note=self._note(lines),
+            stopped_after_seconds=None if self.timed_out_at is None or self.budget is None else self.budget.elapsed,
         )
 
     def _note(self, lines: int) -> str:
         pattern = self.matcher.pattern
+        if self.timed_out_at is not None and self.budget is not None:
+            return (
+                f"Stopped after {self.budget.elapsed:.1f} seconds at line {self.timed_out_at:,} (the grep time "
+                f"budget is {self.budget.seconds:g} s): {self.matches} matching line(s) for '{pattern}' in the "
+                f"{lines:,} lines searched; later lines were not searched. Narrow the pattern."
+            )
         if not self.matches:
             return f"No matches for '{pattern}' in {lines:,} lines."
         if not self.searching:
@@ -275,6 +306,19 @@ class _GrepRun:
                 "and later lines were not searched. Narrow the pattern or raise max_matches."
             )
         return f"{self.matches} matching line(s) for '{pattern}' in {lines:,} lines."
+
+
+class _Budget:
+    """`seconds` on `clock` from the moment the grep starts."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
+        self.seconds, self.clock = seconds, clock
+        self.started = clock()
+        self.elapsed = 0.0
+
+    def spent(self) -> bool:
+        self.elapsed = self.clock() - self.started
+        return self.elapsed >= self.seconds
 
 
 def grep_lines(
@@ -289,6 +333,8 @@ def grep_lines(
     max_line_chars: int = DEFAULT_MAX_LINE_CHARS,
     long_line_bytes: int = DEFAULT_LONG_LINE,
     index: LineIndex | None = None,
+    time_budget: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> GrepResult:
     """Stream blob `key` once and return its matching lines, numbered, with context.
 
@@ -298,10 +344,15 @@ def grep_lines(
     A line longer than `long_line_bytes` is searched in windows of that size overlapping by
     up to 64 KiB (memory stays bounded; a match longer than the overlap that straddles two
     windows can be missed) and is reported once.
+    With `time_budget` (seconds on `clock`), it stops once that much time is spent and says at which line
+    (`stopped_after_seconds`, the note); the clock is read between slices of about `SLICE` bytes.
     """
     _check_grep_args(before, after, max_matches, block_size, max_line_chars, long_line_bytes)
+    if time_budget is not None and time_budget <= 0:
+        raise InvalidInput(f"time_budget must be positive, got {time_budget}", time_budget=time_budget)
     numbering = _Numbering(index, reader, key) if index is not None else None
-    run = _GrepRun(matcher, before, after, max_matches, max_line_chars, numbering)
+    budget = _Budget(time_budget, clock) if time_budget is not None else None
+    run = _GrepRun(matcher, before, after, max_matches, max_line_chars, numbering, budget)
     blocks = reader.iter_range(key, 0, None, block_size=block_size)
     try:
         lines = _stream(run, blocks, long_line_bytes, numbering)
@@ -330,8 +381,8 @@ def _stream(run: _GrepRun, blocks: Iterator[bytes], long_line: int, numbering: _
     carried, at = 0, 0  # bytes carried over, blob offset after `block`
     ln: int | None = 1  # number of the line at the carry (None: unknown, the index knows)
     for block in blocks:
-        if run.done:
-            break
+        if run.done or (at and run.out_of_time(partial(_line_number, numbering, ln, at - carried))):
+            break  # the clock is read between blocks (and slices): the first block is always searched
         if numbering is not None:
             numbering.hold(at, block)
         at += len(block)
@@ -346,12 +397,35 @@ def _stream(run: _GrepRun, blocks: Iterator[bytes], long_line: int, numbering: _
         ln = run.scan(head, 0, len(head), ln, at - len(block) - carried)
         last = block.rfind(NL)
         if last > first and not run.done:
-            ln = run.scan(block, first + 1, last + 1, ln, at - len(block))
+            ln = _scan_slices(run, block, first + 1, last + 1, ln, at - len(block), numbering)
         carry, carried = [block[last + 1 :]], len(block) - last - 1
     tail = b"".join(carry)
     if tail and not run.done:
         return run.scan(tail, 0, len(tail), ln, at - carried)
     return ln - 1 if ln is not None and not tail else ln
+
+
+def _scan_slices(
+    run: _GrepRun, block: bytes, start: int, end: int, ln: int | None, base: int, numbering: _Numbering | None
+) -> int | None:
+    """`run.scan` over `block[start:end]`; with a time budget, in slices of whole lines, the clock read between."""
+    if run.budget is None:
+        return run.scan(block, start, end, ln, base)
+    while True:  # the clock was read before this block: the first slice goes without
+        cut = block.find(NL, min(start + SLICE, end) - 1, end) + 1 or end
+        ln = run.scan(block, start, cut, ln, base)
+        start = cut
+        if start >= end or run.done or run.out_of_time(partial(_line_number, numbering, ln, base + start)):
+            return ln
+
+
+def _line_number(numbering: _Numbering | None, ln: int | None, offset: int) -> int:
+    """The number of the line starting at blob `offset`: known (`ln`), or from the index."""
+    if ln is not None:
+        return ln
+    if numbering is None:  # without an index every cursor carries its line number
+        raise AssertionError("grep lost its line count without a line index")
+    return numbering.line_at(offset)
 
 
 def _cut_long_line(

@@ -101,12 +101,17 @@ class LiteralMatcher:
         if not self.ignore_case and self._raw_ok:
             return iter_line_hits(block, start, end, lambda p: block.find(self._needle, p, end))
         ascii_lower = self._ascii_lower
-        if self.ignore_case and ascii_lower is not None and block.isascii():
-            lowered = block.lower()
-            return iter_line_hits(block, start, end, lambda p: lowered.find(ascii_lower, p, end))
+        part = block[start:end]  # only this range: grep may scan one block in slices
+        if self.ignore_case and ascii_lower is not None and part.isascii():
+            lowered = part.lower()
+            return iter_line_hits(block, start, end, lambda p: _shifted(lowered.find(ascii_lower, p - start), start))
         view = decode(block[start:end])
         view = view.casefold() if self.ignore_case else view
         return iter_view_hits(block, start, end, view, lambda p: view.find(self._folded, p))
+
+
+def _shifted(found: int, start: int) -> int:
+    return found + start if found >= 0 else -1
 
 
 def check_pattern(pattern: str) -> None:

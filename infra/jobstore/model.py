@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, field_validator
 from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from extraction.texts.nonce import new_nonce
+from infra import tracing
 from infra.records.model import OutputRecord, new_id
 
 MAX_REDUCE_LEVELS = 8
@@ -72,6 +73,11 @@ class JobRecord(BaseModel):
     attempts: int = 0
     llm_calls_reserved: int = Field(0, description="LLM calls reserved against max_llm_calls_per_job")
     callback_url: str | None = Field(None, description="where the finished job is POSTed (signed), if anywhere")
+    traceparent: str | None = Field(
+        None,
+        description="W3C trace context of the request that created the job, when tracing is on: every step and "
+        "model call of the job is a span of this trace",
+    )
     nonce: str = Field("", exclude=True, repr=False)
 
     @field_validator("failed_ranges")
@@ -96,6 +102,7 @@ def new_job(
         model=model,
         nonce=new_nonce(),
         callback_url=callback_url,
+        traceparent=tracing.current_traceparent(),
     )
 
 

@@ -25,7 +25,7 @@ from toolout.client import ToolOutAPIError, ToolOutClient
 
 MiB = 1 << 20
 READ_KEYS = {"text", "first_line", "last_line", "total_lines", "truncated", "clipped_lines", "note"}
-GREP_KEYS = {"text", "matches", "lines_scanned", "truncated", "note"}
+GREP_KEYS = {"text", "matches", "lines_scanned", "truncated", "note", "stopped_after_seconds"}
 JSON_ACCEPT = {"Accept": "application/json"}
 NOWHERE = str(uuid.uuid4())  # a well-formed handle nothing is stored under
 
@@ -190,6 +190,25 @@ def test_max_matches_stops_early_with_a_note(store_server: ApiServer) -> None:
         assert (body["matches"], body["truncated"]) == (3, True)
         assert body["note"].startswith("Stopped after 3 matching lines (max_matches); the last is line 3")
         assert grep(client, handle, "hit", max_matches=10_000)["matches"] == 50
+
+
+def test_past_the_time_budget_grep_returns_the_matches_so_far_and_where_it_stopped(
+    start_server: Callable[..., ApiServer],
+) -> None:
+    """A budget of a nanosecond is spent by the first clock reading, which comes after the first block."""
+    server = start_server(blob_read_block_bytes=64 << 10, grep_time_budget_seconds=1e-9)
+    lines = [f"hit {n:05d} ".ljust(63, ".") for n in range(1, 4001)]  # 64 bytes a line: 1024 lines a block
+    with server.client() as client:
+        handle = store(client, "".join(f"{line}\n" for line in lines).encode())
+        body = grep(client, handle, "hit", max_matches=2000)
+        text = client.get(f"/v1/outputs/{handle}/grep", params={"pattern": "hit", "max_matches": 2000}).text
+    assert (body["matches"], body["lines_scanned"], body["truncated"]) == (1024, 1024, True)
+    assert body["text"].splitlines()[-1] == row(1024, lines[1023], ":")
+    assert body["stopped_after_seconds"] > 0
+    assert body["note"].startswith(f"Stopped after {body['stopped_after_seconds']:.1f} seconds at line 1,025 ")
+    assert body["note"].endswith("later lines were not searched. Narrow the pattern.")
+    # the plain-text answer (what an agent reads) says it too (its own elapsed seconds)
+    assert "seconds at line 1,025 " in text and text.endswith("later lines were not searched. Narrow the pattern.")
 
 
 @pytest.mark.parametrize(

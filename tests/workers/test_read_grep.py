@@ -97,3 +97,16 @@ def test_exhausted_bounds_end_in_the_warning_fallback(make_runtime) -> None:
         "final report)."
     )
     assert done.agent_turns == 4 and done.agent_tool_calls == 4
+
+
+def test_the_agents_grep_stops_at_the_time_budget_and_tells_the_model_where(make_runtime) -> None:
+    """A budget of a nanosecond is spent at the first clock reading, after the first 64 KiB block."""
+    rt = make_runtime(grepping_model(), grep_time_budget_seconds=1e-9, blob_read_block_bytes=64 << 10)
+    output = store_output(rt, LOG.encode())
+    job = submit(rt, output, "connection pool incidents", mode="read-grep")
+    pipeline.start(rt, job.id)
+    run_read_grep(rt, job.id)
+    tool_answer = next(m for m in rt.llm.calls[1]["messages"] if m["role"] == "tool")["content"]
+    stopped_at = LOG.encode()[: 64 << 10].count(b"\n") + 1
+    assert re.search(rf"Stopped after [\d.]+ seconds at line {stopped_at:,} \(the grep time budget", tool_answer)
+    assert tool_answer.endswith("Narrow the pattern.") and "connection pool exhausted" not in tool_answer

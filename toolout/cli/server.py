@@ -50,10 +50,14 @@ def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> N
     """Serve the REST API (OpenAPI docs at /docs)."""
     import uvicorn
 
+    from infra.logs import configure_logging
+    from infra.settings import get_settings
     from infra.tokenizer_files import ensure_offline_encodings
 
     ensure_offline_encodings()
-    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level=log_level)
+    json_logs = configure_logging(get_settings())  # uvicorn's loggers then propagate to the JSON root handler
+    log_config = None if json_logs else uvicorn.config.LOGGING_CONFIG
+    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level=log_level, log_config=log_config)
 
 
 @server_app.command()
