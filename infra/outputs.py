@@ -55,6 +55,11 @@ def write_options(settings: Settings) -> WriteOptions:
     )
 
 
+def loaded_form_prefix(record: OutputRecord) -> str:
+    """Where the query strategy keeps an output's tables (`infra.query.query_prefix`, without importing DuckDB)."""
+    return f"{record.blob_key}.duckdb/"
+
+
 def output_blob_keys(record: OutputRecord) -> list[str]:
     return stored_blob_keys(record)
 
@@ -98,6 +103,8 @@ def delete_stored_output(blobs: BlobStore, records: RecordStore, record: OutputR
     """Remove one version: its blobs first, so a failure leaves a record a retry can still find."""
     for key in output_blob_keys(record):
         blobs.delete(key)
+    if record.inline is None:
+        blobs.delete_prefix(loaded_form_prefix(record))  # the query strategy's Parquet tables, if any
     records.delete_output(record)
 
 

@@ -105,6 +105,18 @@ class Settings(BaseSettings):
     agent_max_tool_calls_per_turn: int = 10
     agent_max_total_tokens: int = 200_000
 
+    # --- query strategy (DuckDB over structured outputs; turn and token bounds: the agent_* above) ---
+    query_memory_limit_mb: int = Field(512, ge=64, description="DuckDB memory limit per connection (load or query)")
+    query_threads: int = Field(1, ge=1, description="DuckDB threads per connection")
+    query_temp_dir: str | None = Field(None, description="where loads and queries spill; None: the system temp dir")
+    query_max_temp_mb: int = Field(8192, ge=16, description="spill space one connection may use")
+    query_statement_timeout_seconds: float = Field(10.0, gt=0, description="a model's SQL is interrupted after this")
+    query_max_rows: int = Field(50, ge=1, description="rows one Query result shows at most")
+    query_max_result_tokens: int = Field(3000, ge=200, description="tokens one Query or Schema result takes at most")
+    tool_output_offers_query: bool = Field(
+        False, description="list `query` in the model-facing tool_output mode enum (default: seed 002's exact schema)"
+    )
+
     # --- access control & fault tolerance -----------------------------------------------------
     auth_mode: Literal["keys", "dev"] = Field("keys", description="dev = no authentication (announced loudly)")
     api_keys: dict[str, str] = Field(
