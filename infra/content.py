@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from extraction.documents.lines import count_chars
 from extraction.documents.stats import TokenIndex, measure
+from extraction.documents.structured import SNIFF_BYTES, StructuredKind, sniff_structured
 from extraction.protocols import BlobReader
 from infra.blobstore import BlobStore
 from infra.records import OutputRecord
@@ -102,3 +103,8 @@ def json_candidate(content_type: str, head: bytes) -> bool:
     if json_declared(content_type):
         return True
     return media_type(content_type) in SNIFFED_TYPES and head.lstrip()[:1] in (b"{", b"[")
+
+
+def structured_kind(blobs: BlobStore, record: OutputRecord) -> StructuredKind | None:
+    """What the output's first bytes suggest it is (JSON, NDJSON, CSV/TSV), or None: one ranged read."""
+    return sniff_structured(read_content(blobs, record, 0, SNIFF_BYTES), record.content_type)

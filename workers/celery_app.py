@@ -43,6 +43,7 @@ START, MAP, REDUCE_STAGE, REDUCE_GROUP, READ_GREP, WEBHOOK = (
     "toolout.read_grep",
     "toolout.deliver_webhook",
 )
+QUERY = "toolout.query"
 
 TASK_ROUTES = {
     START: {"queue": "extract"},
@@ -50,6 +51,7 @@ TASK_ROUTES = {
     REDUCE_STAGE: {"queue": "reduce"},
     REDUCE_GROUP: {"queue": "reduce"},
     READ_GREP: {"queue": "agent"},
+    QUERY: {"queue": "agent"},
     WEBHOOK: {"queue": "webhooks"},
 }
 

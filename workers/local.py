@@ -88,6 +88,8 @@ class LocalDispatcher:
             return steps.run_reduce_stage(rt, job_id, step.level + 1, step.covers)
         if isinstance(step, pipeline.RunAgent):
             steps.run_read_grep(rt, job_id)
+        if isinstance(step, pipeline.RunQuery):
+            return steps.run_query(rt, job_id)
         return None
 
     def _all(self, step: Any, calls: list[tuple[Any, ...]]) -> None:

@@ -21,7 +21,7 @@ from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.prompts import PromptContext
 from extraction.texts.report import FinalReport, says_not_found
 from extraction.texts.results import abstract_text
-from infra.content import read_content
+from infra.content import read_content, structured_kind
 from infra.job_planning import plan_output_chunks, planning_rules
 from infra.jobstore import JobRecord, JobStatus, JobStore
 from infra.records import OutputRecord
@@ -55,7 +55,12 @@ class RunAgent:
     pass
 
 
-Next = RunChunks | RunReduceGroups | RunAgent | None
+@dataclass(frozen=True)
+class RunQuery:
+    """The query sub-agent (`workers.query`), on the agent queue: loading and SQL happen there."""
+
+
+Next = RunChunks | RunReduceGroups | RunAgent | RunQuery | None
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,11 @@ def start(rt: Runtime, job_id: str) -> Next:
 
 def _start(rt: Runtime, live: LiveJob) -> Next:
     budget = chunk_budget_for(rt, live)
-    decision = decide(rt, live, budget)
+    return follow(rt, live, decide(rt, live, budget), budget)
+
+
+def follow(rt: Runtime, live: LiveJob, decision: RoutingDecision, budget: int) -> Next:
+    """Record the route on the job and return its first step (the query step re-routes through here)."""
     rt.jobs.update(live.job.id, mode_used=decision.mode.value, routing_reason=decision.reason)
     log.info("job %s routed to %s: %s", live.job.id, decision.mode, decision.reason)
     if decision.mode is Mode.TRUNCATE:
@@ -127,6 +136,8 @@ def _start(rt: Runtime, live: LiveJob) -> Next:
         return None
     if decision.mode is Mode.READ_GREP:
         return RunAgent()
+    if decision.mode is Mode.QUERY:
+        return RunQuery()
     chunks = plan_job_chunks(rt, live, budget)
     rt.jobs.update(live.job.id, chunks_total=len(chunks))
     return RunChunks(chunks)
@@ -140,14 +151,18 @@ def overlap_percent(rt: Runtime) -> float:
     return planning_rules(rt.settings).overlap_percent
 
 
-def decide(rt: Runtime, live: LiveJob, budget: int) -> RoutingDecision:
+def decide(rt: Runtime, live: LiveJob, budget: int, *, as_text: bool = False) -> RoutingDecision:
+    """The route; `auto` sniffs the first bytes for structured data unless `as_text` (it did not load)."""
     stats = live.output.stats
+    sniff = Mode.parse(live.job.mode_requested) is Mode.AUTO and not as_text
+    kind = structured_kind(rt.blobs, live.output) if sniff else None
     return planning.route_document(
         live.job.mode_requested,
         tokens=stats.tokens,
         avg_line_bytes=stats.avg_line_bytes,
         budget=budget,
         rules=planning_rules(rt.settings),
+        structured=kind.value if kind else None,
     )
 
 

@@ -55,3 +55,10 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
 def run_read_grep(rt: Runtime, job_id: str) -> None:
     with step_span(rt, "job.read_grep", job_id):
         _run_read_grep(rt, job_id)
+
+
+def run_query(rt: Runtime, job_id: str) -> pipeline.Next:
+    with step_span(rt, "job.query", job_id):
+        from workers.query import run_query as _run_query  # DuckDB: imported by the worker that runs a query job
+
+        return _run_query(rt, job_id)

@@ -26,7 +26,7 @@ from celery.canvas import Signature
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobStore
 from workers import pipeline, steps
-from workers.celery_app import MAP, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
+from workers.celery_app import MAP, QUERY, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
 from workers.parts import Cover
 from workers.runtime import Runtime
 from workers.webhooks import deliver_once
@@ -92,6 +92,10 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
     def read_grep(job_id: str) -> None:
         steps.run_read_grep(rt, job_id)
 
+    @task(QUERY)
+    def query(job_id: str) -> None:
+        schedule(celery, rt.jobs, job_id, steps.run_query(rt, job_id))
+
     @task(WEBHOOK)
     def deliver_webhook(job_id: str, attempt: int) -> None:
         """One attempt; the next one is a new message after the backoff (no worker thread sleeps on it)."""
@@ -152,6 +156,8 @@ def plan(celery: Celery, job_id: str, step: pipeline.Next) -> Planned | None:
         return header, sig(REDUCE_STAGE, job_id, step.level + 1, step.covers)
     if isinstance(step, pipeline.RunAgent):
         return [], sig(READ_GREP, job_id)
+    if isinstance(step, pipeline.RunQuery):
+        return [], sig(QUERY, job_id)
     return None
 
 

@@ -36,7 +36,13 @@ def chunk_budget_for(ctx: PromptContext, limits: ModelLimits, rules: PlanningRul
 
 
 def route_document(
-    requested: Mode | str, *, tokens: int, avg_line_bytes: float, budget: int, rules: PlanningRules
+    requested: Mode | str,
+    *,
+    tokens: int,
+    avg_line_bytes: float,
+    budget: int,
+    rules: PlanningRules,
+    structured: str | None = None,
 ) -> RoutingDecision:
     """The strategy for a document of `tokens` tokens, `budget` per chunk (docs/spec/tool-output.md §Routing)."""
     return route(
@@ -45,4 +51,5 @@ def route_document(
         avg_line_bytes=avg_line_bytes,
         max_chunks_for_full=rules.max_chunks_for_full,
         long_line_bytes=rules.long_line_bytes,
+        structured=structured,
     )

@@ -1,6 +1,9 @@
 """Which extraction strategy runs (docs/spec/tool-output.md §Routing), with the reason kept for logs and results.
 
-auto picks full-chunked when the document fits `max_chunks_for_full` chunks, or when its lines
+auto picks full-chunked when the document fits `max_chunks_for_full` chunks (one call reads it all).
+A bigger document that looks like structured data (`structured`: JSON, NDJSON, CSV/TSV, sniffed from
+its first bytes) goes to `query` — SQL answers lookups and counts exactly for a few thousand tokens;
+if it then does not load, the query step routes it again as text. Otherwise, when its lines
 are so long on average (minified JSON, base64) that reading and grepping by line cannot work;
 in that second case full-chunked runs with as many chunks as the document needs. Otherwise
 auto picks read-grep. An explicit mode is always obeyed.
@@ -20,6 +23,7 @@ class Mode(StrEnum):
     FULL_CHUNKED = "full-chunked"
     READ_GREP = "read-grep"
     TRUNCATE = "truncate"
+    QUERY = "query"
 
     @classmethod
     def parse(cls, value: str | Mode) -> Mode:
@@ -50,8 +54,9 @@ def route(
     avg_line_bytes: float,
     max_chunks_for_full: int = 1,
     long_line_bytes: int = 1000,
+    structured: str | None = None,
 ) -> RoutingDecision:
-    """Decide the strategy for a document of `chunk_count` chunks and `avg_line_bytes` per line."""
+    """The strategy for `chunk_count` chunks, `avg_line_bytes` per line, in a `structured` form (sniffed) or None."""
     mode = Mode.parse(requested)
     _check_thresholds(chunk_count, avg_line_bytes, max_chunks_for_full, long_line_bytes)
     if mode is not Mode.AUTO:
@@ -60,6 +65,12 @@ def route(
         return RoutingDecision(
             mode=Mode.FULL_CHUNKED,
             reason=f"auto: {_chunks(chunk_count)} ≤ max_chunks_for_full_mode={max_chunks_for_full}",
+        )
+    if structured:
+        return RoutingDecision(
+            mode=Mode.QUERY,
+            reason=f"auto: structured data ({structured}) in {_chunks(chunk_count)} > "
+            f"max_chunks_for_full_mode={max_chunks_for_full}",
         )
     if avg_line_bytes > long_line_bytes:
         return RoutingDecision(

@@ -113,6 +113,17 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
 
 
+def fill_all(template: str, values: Mapping[str, str]) -> str:
+    """`fill` for templates with placeholders of their own: every `<NAME>` in `values` is replaced, in one pass."""
+    pattern = re.compile("<(" + "|".join(re.escape(name) for name in values) + ")>")
+    return pattern.sub(lambda match: values[match.group(1)], template)
+
+
+def common_values(ctx: PromptContext) -> dict[str, str]:
+    """The placeholders every prompt fills from the job (the nonce checked first)."""
+    return _common_values(ctx)
+
+
 def _common_values(ctx: PromptContext) -> dict[str, str]:
     tag_name(ctx.nonce)  # validates the nonce before it lands in a tag
     return {

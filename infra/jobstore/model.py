@@ -56,6 +56,10 @@ class JobRecord(BaseModel):
     reduce_level: int = 0
     agent_turns: int = 0
     agent_tool_calls: int = 0
+    query_tables: list[str] = Field(
+        default_factory=list, description="query strategy: the tables the output loaded as (name and rows)"
+    )
+    queries: list[str] = Field(default_factory=list, description="query strategy: the SQL the sub-agent ran, in order")
     usage: Usage = Field(default_factory=Usage)
     created_at: float = Field(default_factory=time.time)
     started_at: float | None = None

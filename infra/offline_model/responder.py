@@ -15,6 +15,8 @@ from typing import Any
 from infra.offline_model import prompt
 from infra.offline_model.agent import AgentStep, next_step, offers_read_grep
 from infra.offline_model.config import OfflineModelConfig
+from infra.offline_model.query_agent import next_step as next_query_step
+from infra.offline_model.query_agent import offers_query
 from infra.offline_model.ranking import extract_answer, merge_chunk_outputs
 from infra.offline_model.targeting import answer_shape
 from infra.offline_model.tool_agent import agent_turn, call_id
@@ -47,6 +49,11 @@ def respond(body: dict[str, Any], config: OfflineModelConfig) -> Answer:
         )
     budget = answer_budget(body, config)
     handle = prompt.handle(system)
+    if offers_query(body.get("tools")):
+        step = next_query_step(messages, extract)
+        if step.answer is None:
+            return Answer("tool-call", tool_calls=[tool_call(step)])
+        return Answer("query", shape(step.answer, nonce, config, extract))
     if offers_read_grep(body.get("tools")) and handle:
         step = next_step(messages, extract, handle, budget_bytes=budget)
         if step.answer is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import duckdb
 
@@ -49,12 +50,16 @@ def load_tables(source: Path, kind: StructuredKind, out_dir: Path, limits: Engin
 def _tables(conn: duckdb.DuckDBPyConnection, source: Path, kind: StructuredKind, out: Path) -> Iterator[LoadedTable]:
     path = literal(str(source))
     if kind is StructuredKind.NDJSON:
-        yield _copy(conn, TOP_TABLE, f"SELECT * FROM read_json({path}, format='newline_delimited')", out, 0)
+        yield _copy(
+            conn, TOP_TABLE, f"SELECT * FROM read_json({path}, format='newline_delimited', sample_size=-1)", out, 0
+        )
     elif kind in (StructuredKind.CSV, StructuredKind.TSV):
         delim = "'\\t'" if kind is StructuredKind.TSV else "','"
-        yield _copy(conn, TOP_TABLE, f"SELECT * FROM read_csv({path}, delim={delim}, header=true)", out, 0)
+        yield _copy(
+            conn, TOP_TABLE, f"SELECT * FROM read_csv({path}, delim={delim}, header=true, sample_size=-1)", out, 0
+        )
     elif _first_char(source) == "[":
-        yield _copy(conn, TOP_TABLE, f"SELECT * FROM read_json({path}, format='array')", out, 0)
+        yield _copy(conn, TOP_TABLE, f"SELECT * FROM read_json({path}, format='array', sample_size=-1)", out, 0)
     else:
         yield from _object_tables(conn, source, out)
 
@@ -63,7 +68,7 @@ def _object_tables(conn: duckdb.DuckDBPyConnection, source: Path, out: Path) -> 
     size = source.stat().st_size + 1
     conn.execute(
         f"CREATE TEMP TABLE __doc AS SELECT * FROM read_json({literal(str(source))}, format='unstructured', "
-        f"records=true, maximum_object_size={size})"
+        f"records=true, sample_size=-1, maximum_object_size={size})"
     )
     doc = conn.table("__doc")
     arrays = [
@@ -91,7 +96,7 @@ def _arrays(
         yield path, expr, typ.child
     elif typ.id == "struct":
         for name, child in typ.children:
-            yield from _arrays(f"{path}.{name}", f"({expr}).{ident(name)}", child)
+            yield from _arrays(f"{path}.{name}", f"({expr}).{ident(name)}", cast("duckdb.sqltypes.DuckDBPyType", child))
 
 
 def _copy(conn: duckdb.DuckDBPyConnection, name: str, select: str, out: Path, index: int) -> LoadedTable:

@@ -1,0 +1,103 @@
+"""The query strategy: a sub-agent with SQL (Schema, Query) over the output loaded as tables, plus Read/Grep.
+
+Loading happens here, on the agent queue (the start step only sniffed the first bytes). An output
+that does not load is not for this strategy: under `auto` the job is routed again as text (today's
+rules) and goes on; asked for explicitly, it falls back to truncate like a failed read-grep, the
+reason on the job. The tables and each SQL statement run are kept on the job record.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from extraction.strategies.agent import run_agent
+from extraction.strategies.routing import Mode, RoutingDecision
+from extraction.texts.query import query_agent_tools, query_messages, table_name
+from infra.content import structured_kind
+from infra.job_planning import agent_bounds
+from infra.query import EngineLimits, LoadFailed, Opened, open_tables
+from infra.query.tools import QueryToolbox
+from infra.settings import Settings
+from infra.stored_output import PinnedTools, StoredOutput
+from workers import outcomes, pipeline
+from workers.gate import job_llm
+from workers.runtime import Runtime
+
+log = logging.getLogger("toolout.workers")
+
+MAX_KEPT_SQL_CHARS = 2000
+
+
+def engine_limits(settings: Settings) -> EngineLimits:
+    return EngineLimits(
+        memory_limit_mb=settings.query_memory_limit_mb,
+        threads=settings.query_threads,
+        max_temp_mb=settings.query_max_temp_mb,
+        statement_timeout_seconds=settings.query_statement_timeout_seconds,
+    )
+
+
+def run_query(rt: Runtime, job_id: str) -> pipeline.Next:
+    """Load, then run the sub-agent; returns the next step only when the job is routed again as text."""
+    live = pipeline.load(rt, job_id)
+    if live is None:
+        return None
+    try:
+        opened = _open(rt, live)
+    except LoadFailed as exc:
+        return not_applicable(rt, live, exc.message)
+    try:
+        _ask(rt, live, opened)
+    finally:
+        opened.close()
+    return None
+
+
+def _open(rt: Runtime, live: pipeline.LiveJob) -> Opened:
+    kind = structured_kind(rt.blobs, live.output)
+    if kind is None:
+        raise LoadFailed("the output does not look like JSON, NDJSON or CSV")
+    opened = open_tables(rt.blobs, live.output, kind, engine_limits(rt.settings), temp_root=rt.settings.query_temp_dir)
+    tables = [f"{table_name(t.name)} ({t.rows} rows)" for t in opened.manifest.tables]
+    rt.jobs.update(live.job.id, query_tables=tables)
+    log.info("job %s: %s tables (%s)", live.job.id, "reused" if opened.reused else "loaded", ", ".join(tables))
+    return opened
+
+
+def _ask(rt: Runtime, live: pipeline.LiveJob, opened: Opened) -> None:
+    job_id = live.job.id
+    raw = PinnedTools(StoredOutput(rt.blobs, live.output, block_size=rt.settings.blob_read_block_bytes))
+    ran: list[str] = []
+
+    def keep(sql: str) -> None:
+        ran.append(sql[:MAX_KEPT_SQL_CHARS])
+        rt.jobs.update(job_id, queries=ran)
+
+    toolbox = QueryToolbox(opened, raw, rt.settings.query_max_rows, rt.settings.query_max_result_tokens, on_query=keep)
+    tables = [(t.name, t.rows) for t in opened.manifest.tables]
+    outcome = run_agent(
+        job_llm(rt, job_id),
+        query_messages(live.prompt, handle_filename=live.output.handle, tables=tables, max_rows=toolbox.max_rows),
+        tools=query_agent_tools(),
+        execute=toolbox,
+        nonce=live.job.nonce,
+        bounds=agent_bounds(rt.settings, rt.limits),
+        on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
+        should_stop=lambda: rt.jobs.is_terminal(job_id),
+    )
+    rt.jobs.add_usage(job_id, outcome.usage)
+    if outcome.report is not None:
+        outcomes.finish_with_report(rt, live.job, outcome.report, Mode.QUERY.value)
+    else:
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"query failed: {outcome.failure}")
+
+
+def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> pipeline.Next:
+    """The output did not load: `auto` routes it again as text; an explicit `query` falls back to truncate."""
+    if Mode.parse(live.job.mode_requested) is not Mode.AUTO:
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"query failed: {why}")
+        return None
+    budget = pipeline.chunk_budget_for(rt, live)
+    text = pipeline.decide(rt, live, budget, as_text=True)
+    decision = RoutingDecision(mode=text.mode, reason=f"auto: not loadable as tables ({why}); {text.reason}")
+    return pipeline.follow(rt, live, decision, budget)
