@@ -161,7 +161,7 @@ class ExtractionRequest(BaseModel):
     extract: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)] = Field(
         description="precise instructions about what to extract (blank is refused)"
     )
-    mode: Mode = Field(Mode.AUTO, description="auto | full-chunked | read-grep | truncate")
+    mode: Mode = Field(Mode.AUTO, description="auto | full-chunked | read-grep | truncate | query")
     cache: bool = Field(
         True,
         description="false: run it even if an identical extraction already succeeded (its answer is cached as usual)",

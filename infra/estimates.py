@@ -21,6 +21,7 @@ from extraction.texts.nonce import WIDEST_NONCE
 from extraction.texts.prompts import PromptContext
 from extraction.texts.tools import sub_agent_tools
 from infra.blobstore import BlobStore
+from infra.content import structured_kind
 from infra.errors import BudgetExceeded
 from infra.job_planning import agent_bounds, plan_output_chunks, planning_rules
 from infra.model_info import price_usd
@@ -63,12 +64,18 @@ def estimate_extraction(
         decision = RoutingDecision(mode=Mode.TRUNCATE, reason=f"fallback: {exc.message}")
         return _priced(settings, decision, 0, estimate.no_model_calls(), [], price)
     stats = output.stats
+    kind = structured_kind(blobs, output) if Mode.parse(mode) is Mode.AUTO else None
     decision = route_document(
-        mode, tokens=stats.tokens, avg_line_bytes=stats.avg_line_bytes, budget=budget, rules=rules
+        mode,
+        tokens=stats.tokens,
+        avg_line_bytes=stats.avg_line_bytes,
+        budget=budget,
+        rules=rules,
+        structured=kind.value if kind else None,
     )
     if decision.mode is Mode.TRUNCATE:
         return _priced(settings, decision, 0, estimate.no_model_calls(), [], price)
-    if decision.mode is Mode.READ_GREP:
+    if decision.mode in (Mode.READ_GREP, Mode.QUERY):  # both sub-agents: estimated by their bounds
         usage = read_grep_usage(output, ctx, settings, limits)
         return _priced(settings, decision, 0, usage, [_BOUNDS_NOTE], price)
     chunks = plan_output_chunks(blobs, records, output, budget, rules.chunk_overlap)

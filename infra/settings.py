@@ -113,9 +113,6 @@ class Settings(BaseSettings):
     query_statement_timeout_seconds: float = Field(10.0, gt=0, description="a model's SQL is interrupted after this")
     query_max_rows: int = Field(50, ge=1, description="rows one Query result shows at most")
     query_max_result_tokens: int = Field(3000, ge=200, description="tokens one Query or Schema result takes at most")
-    tool_output_offers_query: bool = Field(
-        False, description="list `query` in the model-facing tool_output mode enum (default: seed 002's exact schema)"
-    )
 
     # --- access control & fault tolerance -----------------------------------------------------
     auth_mode: Literal["keys", "dev"] = Field("keys", description="dev = no authentication (announced loudly)")

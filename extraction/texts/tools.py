@@ -138,9 +138,21 @@ def function_tool(name: str, description: str, parameters: Schema) -> Tool:
     }
 
 
-def tool_output_tool(name: str = TOOL_OUTPUT_NAME) -> Tool:
-    """The agent-facing extraction tool."""
-    return function_tool(name, TOOL_OUTPUT_DESCRIPTION, TOOL_OUTPUT_PARAMETERS)
+QUERY_MODE_DESCRIPTION = (
+    "Optional override. auto=module decides; full-chunked=LLM chunk+reduce; "
+    "read-grep=dynamic sub-agent with Read/Grep; truncate=keeps top and bottom, truncates in the middle; "
+    "query=sub-agent with SQL over JSON/NDJSON/CSV data (exact counts and sums)."
+)
+
+
+def tool_output_tool(name: str = TOOL_OUTPUT_NAME, *, offer_query: bool = False) -> Tool:
+    """The agent-facing extraction tool: seed 002's exact schema, or with `query` in the mode enum when offered."""
+    tool = function_tool(name, TOOL_OUTPUT_DESCRIPTION, TOOL_OUTPUT_PARAMETERS)
+    if offer_query:
+        mode = tool["function"]["parameters"]["properties"]["mode"]
+        mode["enum"] = [*mode["enum"], "query"]
+        mode["description"] = QUERY_MODE_DESCRIPTION
+    return tool
 
 
 def read_tool(name: str = SUB_AGENT_READ_NAME) -> Tool:

@@ -19,6 +19,8 @@ from infra.offline_model.prompt import NumberedLine, message_text, numbered_line
 from infra.offline_model.ranking import Term, Unit, query_terms, score_units, select
 
 READ_BEFORE, READ_LIMIT, HEAD_LIMIT, MAX_PATTERN_TERMS = 5, 15, 40, 6
+STOPPED_AT_MAX = "Narrow the pattern"
+"""What Grep's result says when it stopped at max_matches (extraction/documents/grep.py)."""
 
 
 @dataclass(frozen=True)
@@ -60,9 +62,37 @@ def next_step(messages: list[dict[str, Any]], extract: str, handle: str, *, budg
         )
     if not results:
         return AgentStep("Read", {"handle": handle, "offset": 1, "limit": HEAD_LIMIT})
-    if "Read" not in called and len(results) == 1:
-        return _read_after_grep(results[0], terms, handle)
+    if called == ["Grep"] and STOPPED_AT_MAX in results[0]:
+        narrower = rarest_term(terms, results[0], handle)
+        if narrower and narrower != pattern:
+            return AgentStep(
+                "Grep", {"handle": handle, "pattern": narrower, "regex": True, "ignore_case": True, "max_matches": 50}
+            )
+    if "Read" not in called and len(results) <= 2:
+        return _read_after_grep(_with_hits(results, handle), terms, handle)
     return AgentStep(answer=final_answer(results, terms, handle, pattern, budget_bytes=budget_bytes))
+
+
+def rarest_term(terms: list[Term], grep_result: str, handle: str) -> str | None:
+    """The request's term seen on the fewest of the hit lines (identifiers first, then the longest), as a pattern.
+
+    Grep stopped at max_matches: one common word flooded the hits, so the rarest one narrows the search.
+    """
+    hits = [line.text.lower() for line in numbered_lines(grep_result, handle) if line.hit]
+    fragments = {t.grep_fragment.lower(): t for t in terms if t.strong or len(t.grep_fragment) >= 4}
+    if len(fragments) < 2:
+        return None
+    seen = {f: sum(f in line for line in hits) for f in fragments}
+    best = min(fragments, key=lambda f: (seen[f], not fragments[f].strong, -len(f)))
+    return re.escape(best)
+
+
+def _with_hits(results: list[str], handle: str) -> str:
+    """The newest grep result that matched something (a narrowed grep may find nothing)."""
+    for result in reversed(results):
+        if any(line.hit for line in numbered_lines(result, handle)):
+            return result
+    return results[-1]
 
 
 def _called_tools(messages: list[dict[str, Any]]) -> list[str]:

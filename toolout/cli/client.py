@@ -107,7 +107,7 @@ def _stored_text(meta: dict[str, Any]) -> str:
 def extract(
     handle: Annotated[str, typer.Argument(help="the handle from `toolout store` (or the too-large message)")],
     request: Annotated[str, typer.Argument(help="what to extract: precise and detailed")],
-    mode: Annotated[str, typer.Option(help="auto | full-chunked | read-grep | truncate")] = "auto",
+    mode: Annotated[str, typer.Option(help="auto | full-chunked | read-grep | truncate | query")] = "auto",
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="follow the job to its end")] = True,
     timeout: Annotated[float, typer.Option(help="seconds to follow the job")] = 600.0,
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="answer from an identical earlier job")] = True,
@@ -141,7 +141,7 @@ def progress_fields(job: dict[str, Any]) -> dict[str, Any]:
     usage = job["usage"]
     tokens = f"{usage['input_tokens']:,} in / {usage['output_tokens']:,} out"
     state = f"{job['status']} · {job['mode_used'] or 'routing'} · {usage['calls']} LLM calls · {tokens}"
-    if job["mode_used"] == "read-grep":
+    if job["mode_used"] in ("read-grep", "query"):
         return {"total": None, "completed": job["agent_turns"], "state": state}
     return {"total": job["chunks_total"] or None, "completed": job["chunks_done"], "state": state}
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
@@ -59,9 +60,14 @@ class UnknownToolError(LookupError):
     """The name is not one of the toolout tools (an MCP server answers with a protocol error)."""
 
 
+OFFER_QUERY_ENV = "TOOLOUT_TOOL_OUTPUT_OFFERS_QUERY"
+
+
 def toolout_tools() -> list[types.Tool]:
-    """The four toolout tools, with the toolkit's exact input schemas."""
-    return [_mcp_tool(tool) for tool in standard_tools().values()]
+    """The four toolout tools, with the toolkit's exact input schemas (`query` in tool_output's mode enum
+    when `TOOLOUT_TOOL_OUTPUT_OFFERS_QUERY` is true)."""
+    offer = os.environ.get(OFFER_QUERY_ENV, "").strip().lower() in ("1", "true", "yes")
+    return [_mcp_tool(tool) for tool in standard_tools(offer_query=offer).values()]
 
 
 def is_toolout_tool(name: str) -> bool:
@@ -168,7 +174,7 @@ def job_progress(job: Mapping[str, Any]) -> tuple[float, float | None, str]:
     usage = job.get("usage") or {}
     tokens = f"{usage.get('input_tokens', 0):,} in / {usage.get('output_tokens', 0):,} out tokens"
     message = f"{job['status']} · {job.get('mode_used') or 'routing'} · {usage.get('calls', 0)} LLM calls · {tokens}"
-    if job.get("mode_used") == "read-grep":
+    if job.get("mode_used") in ("read-grep", "query"):
         return float(job.get("agent_turns") or 0), None, message
     total = float(job.get("chunks_total") or 0) or None
     done = float(job.get("chunks_done") or 0)

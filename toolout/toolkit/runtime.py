@@ -62,19 +62,21 @@ class Toolkit:
         extraction_timeout: float = 600.0,
         context: ToolContext | None = None,
         encoding: str = DEFAULT_ENCODING,
+        offer_query: bool = False,
     ) -> None:
         """`tools`: your `Tool`s (`define_tool`, `@tool`, `composite_tool`). The service: `api_url` (+ `api_key`)
         or a `client`. `session_id`: continue a session (default: one is created on first use, and deleted by
         `close()`). `routes`: `@tools` directive text or a dict (`toolout.toolkit.routes`). `naming(tool, args,
         output)`: a variable name, or None for the service's `<tool>_<n>`. `standard`: which standard tools to add.
         `max_value_chars`: largest value one `$ref` may bring into arguments (default: the service's).
+        `offer_query`: list `query` in `tool_output`'s mode enum (the SQL strategy for JSON/NDJSON/CSV outputs).
         """
         if client is None and api_url is None:
             raise ToolkitError("a Toolkit needs the service: api_url=... (and api_key=...) or client=...")
         if client is not None and not isinstance(client, ToolOutClient | AsyncToolOutClient):
             raise ToolkitError(f"client must be a ToolOutClient or an AsyncToolOutClient, not {type(client).__name__}")
         own = _index_tools(tools)
-        service = standard_tools(standard)
+        service = standard_tools(standard, offer_query=offer_query)
         clash = sorted(set(own) & set(service))
         if clash:
             raise ToolDefinitionError(f"tool name(s) {clash} are taken by the standard tools (standard=False?)")

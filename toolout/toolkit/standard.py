@@ -43,7 +43,7 @@ class ToolOutputArgs(BaseModel):
     model_config = _CLOSED
     handle: str = Field(min_length=1)
     extract: str = Field(min_length=1)
-    mode: Literal["auto", "full-chunked", "read-grep", "truncate"] = "auto"
+    mode: Literal["auto", "full-chunked", "read-grep", "truncate", "query"] = "auto"
 
 
 class CacheReadArgs(BaseModel):
@@ -147,9 +147,11 @@ def _model_tool(name: str, description: str, model: type[BaseModel]) -> dict[str
     return function_tool(name, description, input_schema(model))
 
 
-def _catalogue() -> dict[str, ServiceTool]:
+def _catalogue(offer_query: bool = False) -> dict[str, ServiceTool]:
     return {
-        TOOL_OUTPUT_NAME: ServiceTool(TOOL_OUTPUT_NAME, tool_output_tool(), ToolOutputArgs, _tool_output),
+        TOOL_OUTPUT_NAME: ServiceTool(
+            TOOL_OUTPUT_NAME, tool_output_tool(offer_query=offer_query), ToolOutputArgs, _tool_output
+        ),
         CACHE_NAME: ServiceTool(
             CACHE_NAME, _model_tool(CACHE_NAME, CACHE_DESCRIPTION, CacheReadArgs), CacheReadArgs, _cache_read
         ),
@@ -163,9 +165,13 @@ def _catalogue() -> dict[str, ServiceTool]:
     }
 
 
-def standard_tools(selection: bool | Iterable[str] = True) -> dict[str, ServiceTool]:
-    """The standard tools to add: all (True), none (False), or those named."""
-    catalogue = _catalogue()
+def standard_tools(selection: bool | Iterable[str] = True, *, offer_query: bool = False) -> dict[str, ServiceTool]:
+    """The standard tools to add: all (True), none (False), or those named.
+
+    `offer_query`: `tool_output`'s mode enum lists `query` (default: seed 002's exact schema; the
+    service accepts `mode="query"` either way).
+    """
+    catalogue = _catalogue(offer_query)
     if selection is True:
         return catalogue
     if selection is False:
