@@ -6,8 +6,9 @@ from extraction.errors import InvalidInput
 from extraction.strategies.routing import Mode, RoutingDecision, route
 
 
-def test_mode_values_are_the_tool_schema_enum() -> None:
-    assert [m.value for m in Mode] == ["auto", "full-chunked", "read-grep", "truncate"]
+def test_mode_values_are_the_tool_schema_enum_and_query() -> None:
+    """Seed 002's enum, then `query` (offered to the model only when asked: `tool_output_tool(offer_query=True)`)."""
+    assert [m.value for m in Mode] == ["auto", "full-chunked", "read-grep", "truncate", "query"]
     assert Mode.FULL_CHUNKED == "full-chunked"
 
 
@@ -27,8 +28,8 @@ def test_parse_accepts_the_values_leniently(text: str, mode: Mode) -> None:
 def test_parse_lists_the_allowed_values() -> None:
     with pytest.raises(InvalidInput) as caught:
         Mode.parse("summarize")
-    assert "auto, full-chunked, read-grep, truncate" in caught.value.message
-    assert caught.value.details["allowed"] == ["auto", "full-chunked", "read-grep", "truncate"]
+    assert "auto, full-chunked, read-grep, truncate, query" in caught.value.message
+    assert caught.value.details["allowed"] == ["auto", "full-chunked", "read-grep", "truncate", "query"]
 
 
 def test_auto_takes_full_chunked_when_the_document_fits_the_chunk_limit() -> None:
@@ -71,3 +72,10 @@ def test_negative_numbers_are_refused() -> None:
         route("auto", chunk_count=1, avg_line_bytes=10, max_chunks_for_full=-1)
     with pytest.raises(InvalidInput):
         route("bogus", chunk_count=1, avg_line_bytes=10)
+
+
+def test_auto_routes_structured_data_over_one_chunk_to_query() -> None:
+    decision = route("auto", chunk_count=57, avg_line_bytes=20_000_000, structured="json")
+    assert decision.mode is Mode.QUERY and decision.reason.startswith("auto: structured data (json) in 57 chunks")
+    assert route("auto", chunk_count=1, avg_line_bytes=10, structured="csv").mode is Mode.FULL_CHUNKED
+    assert route("query", chunk_count=1, avg_line_bytes=10).mode is Mode.QUERY

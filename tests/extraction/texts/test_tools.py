@@ -186,3 +186,23 @@ def test_strict_keeps_the_keywords_strict_mode_supports_and_drops_min_length() -
     read = strict(read_tool())["function"]["parameters"]["properties"]
     assert read["offset"]["minimum"] == 1
     assert "minLength" not in read["handle"]
+
+
+def test_tool_output_keeps_seed_002s_enum_unless_query_is_offered() -> None:
+    from extraction.texts.tools import TOOL_OUTPUT_PARAMETERS, tool_output_tool
+
+    assert tool_output_tool()["function"]["parameters"] == TOOL_OUTPUT_PARAMETERS
+    offered = tool_output_tool(offer_query=True)["function"]["parameters"]["properties"]["mode"]
+    assert offered["enum"] == ["auto", "full-chunked", "read-grep", "truncate", "query"]
+    assert TOOL_OUTPUT_PARAMETERS["properties"]["mode"]["enum"] == ["auto", "full-chunked", "read-grep", "truncate"]
+
+
+def test_the_query_sub_agent_tools_are_strict() -> None:
+    from extraction.schemas.strict_rules import strict_violations
+    from extraction.texts.query import query_agent_tools
+
+    tools = query_agent_tools()
+    assert [t["function"]["name"] for t in tools] == ["Schema", "Query", "Read", "Grep"]
+    for tool in tools:
+        assert tool["function"]["strict"] is True
+        assert strict_violations(tool["function"]["parameters"]) == []
