@@ -7,7 +7,7 @@ embedded mode (`toolout.local`, the service's pipeline on a thread pool), and as
 
 1. the planted-order lookup (`ORDER_NEEDLE.request`) with `auto` (must route to `query`) and with
    `full-chunked`: input tokens and seconds of each;
-2. "how many orders have status payment_failed, and their total_cents?" with `query` (checked
+2. "how many orders have status refunded, and their total_cents?" with `query` (checked
    against the numbers counted from the JSON) and `full-chunked` (printed beside it).
 
 Targets (issue 19): auto → query, the planted order found, ≤ 20,000 input tokens, and ≤ 1/10 of
@@ -29,7 +29,8 @@ from toolout import processes
 from toolout.datasets import ORDER_NEEDLE, json_orders
 from toolout.local import LocalToolOut
 
-COUNT_REQUEST = "How many orders have status payment_failed, and what is their total_cents?"
+COUNT_STATUS = "refunded"
+COUNT_REQUEST = f"How many orders have status {COUNT_STATUS}, and what is their total_cents?"
 MAX_TOKENS, MAX_TIME_RATIO = 20_000, 0.10
 
 
@@ -45,7 +46,7 @@ def main() -> int:
     opts = args.parse_args()
     data = b"".join(json_orders(opts.mb * 10**6))
     orders = json.loads(data)
-    failed = [o for o in orders if o["status"] == "payment_failed"]
+    failed = [o for o in orders if o["status"] == COUNT_STATUS]
     expected = f"{len(failed)} | {sum(o['total_cents'] for o in failed)}"
     with tempfile.TemporaryDirectory() as var:
         port = processes.free_port()
@@ -60,6 +61,8 @@ def main() -> int:
 def run(data: bytes, expected: str, api_base: str) -> int:
     with LocalToolOut("openai/toolout-offline", api_base=api_base, api_key="offline") as local:
         handle = local.store(data, tool_name="orders.list", content_type="application/json").handle
+        warm = local.store("warm-up line\n" * 2000, tool_name="warm").handle
+        local.extract(warm, "warm-up", "full-chunked")  # litellm's first call is the process's, not a strategy's
         rows = []
         for request, mode in [
             (ORDER_NEEDLE.request, "auto"),
