@@ -97,6 +97,8 @@ def _scalar(annotation: Any) -> bool:
     """str, int, float, bool, enums, and `X | None` of those: stored as text rather than JSON."""
     if get_origin(annotation) is Literal:
         return True
+    if get_origin(annotation) in (list, dict, tuple, set, frozenset):
+        return False  # `list[str]`: its argument is a scalar, the list is not (stored as JSON)
     options = get_args(annotation) or (annotation,)
     return all(option in _SCALARS or (isinstance(option, type) and issubclass(option, Enum)) for option in options)
 

@@ -22,8 +22,10 @@ from tests.fixtures.api_server import api_settings, assert_error, build_test_app
 from toolout import datasets
 from workers.testing import RecordingDispatcher
 
-JSON = b"".join(datasets.json_orders(2 << 20))
-"""~2 MB of minified JSON on one line: auto routes it to full-chunked whatever its size."""
+ORDERS = b"".join(datasets.json_orders(2 << 20))
+JSON = b"orders=" + ORDERS
+"""~2 MB of minified JSON on one line behind a label (so it is text, not data): auto routes it to full-chunked
+whatever its size. The bare JSON is structured data: auto routes it to query."""
 LOG = b"".join(datasets.service_log(1 << 20))
 REQUEST = "every order whose payment was declined, with its reason"
 
@@ -104,6 +106,13 @@ def test_a_priced_model_gets_litellms_price_for_the_estimated_tokens(priced: App
     )
     assert found["model"] == "openai/gpt-4o-mini" and found["cost_usd"] == pytest.approx(expected, rel=1e-9)
     assert found["cost_usd"] > 0 and found["cost_usd_max"] > found["cost_usd"]
+
+
+def test_structured_json_is_estimated_as_query_by_its_bounds(offline: App) -> None:
+    _, handle = offline.upload(ORDERS)
+    found = offline.estimate(handle)
+    assert (found["mode"], found["basis"], found["exact_calls"]) == ("query", "bounds", False)
+    assert found["routing_reason"].startswith("auto: structured data (json)")
 
 
 def test_read_grep_is_estimated_by_its_bounds(offline: App) -> None:

@@ -18,8 +18,9 @@ from toolout.client import ToolOutAPIError, ToolOutClient
 
 pytestmark = pytest.mark.integration
 
-ORDERS = b"".join(datasets.json_orders(3 << 20))
-"""~3 MB of minified JSON: auto routes it to full-chunked, several chunks at the offline model's 128k window."""
+ORDERS = b"orders=" + b"".join(datasets.json_orders(3 << 20))
+"""~3 MB of minified JSON behind a label (text, not data: bare JSON routes to query): auto routes it to
+full-chunked, several chunks at the offline model's 128k window."""
 
 
 def upload(client: ToolOutClient, data: bytes) -> tuple[str, str]:

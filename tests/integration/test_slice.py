@@ -118,7 +118,9 @@ def test_an_oversize_upload_is_refused_and_nothing_is_stored(stack: Stack) -> No
     assert blobs.delete_prefix(f"sessions/{session}/") == 0
 
 
-def test_auto_uses_full_chunked_for_a_20_mb_single_line_json(stack: Stack) -> None:
+def test_auto_queries_a_20_mb_json_array_with_sql(stack: Stack) -> None:
+    """Issue 19's target: the demo's orders JSON goes to `query`, which finds the planted order for
+    ≤ 20,000 input tokens (full-chunked reads ~7 M); the tables and the SQL run are on the job."""
     order = datasets.ORDER_NEEDLE
     with stack.client() as client:
         session = client.create_session()
@@ -128,5 +130,7 @@ def test_auto_uses_full_chunked_for_a_20_mb_single_line_json(stack: Stack) -> No
         job = client.wait(client.submit(meta["handle"], order.request, "auto")["id"], timeout=300)
         client.delete_session(session)
     assert meta["lines"] == 1 and job["status"] == "succeeded", job
-    assert job["mode_used"] == "full-chunked" and "avg line" in job["routing_reason"]
-    assert job["chunks_total"] > 20 and order.needle in job["result"] and "card declined" in job["result"]
+    assert job["mode_used"] == "query" and job["routing_reason"].startswith("auto: structured data (json)")
+    assert order.needle in job["result"] and "card declined" in job["result"]
+    assert job["usage"]["input_tokens"] <= 20_000 and job["query_tables"][0].startswith("records (")
+    assert len(job["queries"]) == 1 and "ILIKE '%ord-77731%'" in job["queries"][0]
