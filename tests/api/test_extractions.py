@@ -60,6 +60,14 @@ def test_mode_defaults_to_auto(api_server: ApiServer, stored: tuple[str, str]) -
         assert create_job(client, stored[1]).json()["mode_requested"] == "auto"
 
 
+def test_mode_query_is_accepted_and_shown_with_its_tables_and_queries(
+    api_server: ApiServer, stored: tuple[str, str]
+) -> None:
+    with api_server.client() as client:
+        job = create_job(client, stored[1], mode="query").json()
+    assert (job["mode_requested"], job["query_tables"], job["queries"]) == ("query", [], [])
+
+
 def test_cancel_a_live_job_is_idempotent(api_server: ApiServer, stored: tuple[str, str]) -> None:
     with api_server.client() as client:
         job_id = create_job(client, stored[1]).json()["id"]

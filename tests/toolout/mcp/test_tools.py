@@ -58,6 +58,22 @@ def test_the_four_tools_carry_the_toolkits_exact_schemas() -> None:
     assert read_only == {"tool_output", "tool_output_cache", "tool_output_cache_grep"}
 
 
+def test_tool_output_offers_query_only_when_the_environment_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    def modes() -> list[str]:
+        (tool,) = [t for t in toolout_tools() if t.name == "tool_output"]
+        return tool.input_schema["properties"]["mode"]["enum"]
+
+    assert modes() == ["auto", "full-chunked", "read-grep", "truncate"]
+    monkeypatch.setenv("TOOLOUT_TOOL_OUTPUT_OFFERS_QUERY", "true")
+    assert modes() == ["auto", "full-chunked", "read-grep", "truncate", "query"]
+    assert (
+        standard_tools(offer_query=True)["tool_output"]
+        .input_model.model_validate({"handle": "h", "extract": "x", "mode": "query"})
+        .mode
+        == "query"
+    )
+
+
 def test_cache_read_returns_numbered_lines_and_links_the_output() -> None:
     service = FakeService()
     client, _, handle = stored(service)
