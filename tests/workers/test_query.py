@@ -11,7 +11,7 @@ from infra.jobstore import JobStatus
 from infra.offline_model import OfflineModelConfig
 from infra.offline_model.responder import respond
 from infra.outputs import delete_stored_output
-from tests.workers.conftest import store_output, submit
+from tests.workers.conftest import NONCE_RE, store_output, submit
 from toolout.datasets import ORDER_NEEDLE, json_orders
 from workers import pipeline
 from workers.local import LocalDispatcher
@@ -105,3 +105,39 @@ def test_an_explicit_query_on_text_falls_back_with_its_reason(make_runtime) -> N
     output = store_output(rt, b"just some words\n" * 5000)
     done = run(rt, output, "anything", mode="query")
     assert done.status is JobStatus.SUCCEEDED and "query failed" in (done.fallback_reason or "")
+
+
+ATTACKS = [
+    "COPY records TO '/tmp/toolout-query-owned.csv'",
+    "SELECT * FROM read_text('/etc/passwd')",
+    "SELECT 1; SELECT 2",
+    "SELECT count(*) FROM records a, records b, records c WHERE a.id || b.id || c.id = 'x'",
+    "SELECT * FROM duckdb_settings()",
+]
+
+
+def attacking_model() -> ScriptedLLM:
+    """Sends each attack as a Query, then reports every tool result inside the wrapper."""
+
+    def respond(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> LLMReply:
+        nonce = NONCE_RE.search(messages[0]["content"]).group(1)
+        results = [m["content"] for m in messages if m["role"] == "tool"]
+        if len(results) < len(ATTACKS):
+            sql = ATTACKS[len(results)]
+            return LLMReply(
+                tool_calls=[ToolCall(id=f"q{len(results)}", name="Query", arguments=json.dumps({"sql": sql}))]
+            )
+        body = "\n".join(results)
+        return LLMReply(content=f'<ai-agent-{nonce}-FINAL format="text">{body}</ai-agent-{nonce}-FINAL>')
+
+    return ScriptedLLM(respond)
+
+
+def test_every_sandbox_breach_is_a_tool_error_and_the_job_still_ends(make_runtime) -> None:
+    rt = make_runtime(attacking_model(), query_statement_timeout_seconds=1.0)
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+    done = run(rt, output, "anything", mode="query")
+    assert done.status is JobStatus.SUCCEEDED and done.mode_used == "query", done.result
+    assert done.result.count("Error: ") == len(ATTACKS) and done.queries == ATTACKS
+    assert "COPY statements are not allowed" in done.result and "2 statements in one call" in done.result
+    assert "longer than 1 s" in done.result and "duckdb_settings() is not available" in done.result

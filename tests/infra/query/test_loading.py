@@ -1,0 +1,74 @@
+"""Loading: each structured form becomes tables with nested objects as STRUCT and arrays as LIST."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from extraction.documents.structured import StructuredKind
+from infra.query import EngineLimits, LoadFailed, Sandbox, TableFile
+from infra.query.loading import load_tables
+
+LIMITS = EngineLimits(memory_limit_mb=256, threads=1)
+
+
+def loaded(tmp_path: Path, content: str, kind: StructuredKind) -> Sandbox:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    source = tmp_path / "content"
+    source.write_text(content)
+    tables = load_tables(source, kind, tmp_path / "out", LIMITS)
+    return Sandbox([TableFile(t.name, tmp_path / "out" / t.file, t.rows) for t in tables], LIMITS, tmp_path / "spill")
+
+
+def rows(box: Sandbox, sql: str) -> list[tuple]:
+    return box.query(sql, 100).rows
+
+
+def test_an_object_gives_a_table_per_array_path_and_a_root(tmp_path: Path) -> None:
+    doc = {
+        "total": 2,
+        "items": [
+            {"id": 1, "customer": {"city": "Tallinn"}, "tags": ["a", "b"]},
+            {"id": 2, "customer": {"city": "Oslo"}, "tags": []},
+        ],
+        "data": {"results": [10, 20, 30], "meta": {"page": 1}},
+    }
+    box = loaded(tmp_path, json.dumps(doc), StructuredKind.JSON)
+    assert box.names == {"items", "data.results", "root"}
+    assert rows(box, "SELECT id, customer.city FROM items ORDER BY id") == [(1, "Tallinn"), (2, "Oslo")]
+    assert rows(box, "SELECT count(*) FROM (SELECT unnest(tags) FROM items)") == [(2,)]
+    assert rows(box, 'SELECT sum(value) FROM "data.results"') == [(60,)]
+    assert rows(box, "SELECT total, data.meta.page FROM root") == [(2, 1)]
+
+
+def test_a_key_seen_once_deep_in_an_array_is_a_column(tmp_path: Path) -> None:
+    records = [{"id": i} for i in range(30_000)]
+    records[25_000]["failure_reason"] = "card declined"
+    box = loaded(tmp_path, json.dumps(records), StructuredKind.JSON)
+    assert rows(box, "SELECT id FROM records WHERE failure_reason IS NOT NULL") == [(25_000,)]
+
+
+def test_ndjson_csv_and_tsv(tmp_path: Path) -> None:
+    nd = loaded(tmp_path / "nd", '{"a": 1, "b": {"c": "x"}}\n{"a": 2, "b": {"c": "y"}}\n', StructuredKind.NDJSON)
+    assert rows(nd, "SELECT sum(a), max(b.c) FROM records") == [(3, "y")]
+    csv = loaded(tmp_path / "csv", "id,name,total\n1,ann,10\n2,bob,20\n", StructuredKind.CSV)
+    assert rows(csv, "SELECT sum(total) FROM records WHERE name ILIKE 'B%'") == [(20,)]
+    tsv = loaded(tmp_path / "tsv", "id\tname\n1\tann, jr\n", StructuredKind.TSV)
+    assert rows(tsv, "SELECT name FROM records") == [("ann, jr",)]
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        ("[INFO] not json at all\n", StructuredKind.JSON),
+        ('{"a": 1}', StructuredKind.JSON),
+        ("{oops\n{x\n", StructuredKind.NDJSON),
+    ],
+)
+def test_what_does_not_load_is_load_failed(tmp_path: Path, content: str, kind: StructuredKind) -> None:
+    source = tmp_path / "content"
+    source.write_text(content)
+    with pytest.raises(LoadFailed):
+        load_tables(source, kind, tmp_path / "out", LIMITS)
