@@ -19,26 +19,9 @@ from extraction.strategies.coverage import FailedRange
 from infra import keys
 from infra.jobstore.base import JobStore, UsageTotal, admitted, check_finished, failure_stage, too_many_requests
 from infra.jobstore.model import MAX_REDUCE_LEVELS, JobRecord, JobStatus, OverdueAction, ended
-from infra.lua import lua_source
+from infra.jobstore.scripts import CODEC, SCRIPTS, TOTALS_SEPARATOR, script_source, usage_args
 from infra.redis_client import redis_errors, text_list, text_map
 from infra.redis_client import text as as_text
-from infra.redis_hash import HashCodec, scalar_text
-
-CODEC = HashCodec(JobRecord, flatten=("usage",))
-_SCRIPTS = (
-    "create",
-    "finish",
-    "record_part",
-    "record_failure",
-    "update_live",
-    "reserve_call",
-    "retry_overdue",
-    "add_usage",
-    "settle_level",
-    "add_progress",
-    "add_owned",
-)
-TOTALS_SEPARATOR = "\x1f"
 
 
 class RedisJobStore(JobStore):
@@ -51,7 +34,7 @@ class RedisJobStore(JobStore):
         self._clock = clock
         self._ttl = ttl_seconds
         self._deadline = deadline_seconds
-        self._lua = {name: client.register_script(lua_source("infra.jobstore", name)) for name in _SCRIPTS}
+        self._lua = {name: client.register_script(script_source(name)) for name in SCRIPTS}
 
     def _run(self, script: str, keys_: list[str], args: list[Any]) -> Any:
         with redis_errors():
@@ -257,7 +240,7 @@ class RedisJobStore(JobStore):
             len(failure.chunks),
             failure_stage(failure.level),
             self._ttl + self._deadline,
-            *_usage_args(usage or Usage()),
+            *usage_args(usage or Usage()),
         ]
         outcome = self._run("record_failure", job_keys, args)
         if outcome == -1:
@@ -282,7 +265,7 @@ class RedisJobStore(JobStore):
             return {int(k): v for k, v in text_map(self._r.hgetall(key)).items()}
 
     def add_usage(self, job_id: str, usage: Usage) -> None:
-        self._run("add_usage", [keys.job(job_id), keys.USAGE_TOTALS], _usage_args(usage))
+        self._run("add_usage", [keys.job(job_id), keys.USAGE_TOTALS], usage_args(usage))
 
     def usage_totals(self) -> list[UsageTotal]:
         with redis_errors():
@@ -316,9 +299,9 @@ class RedisJobStore(JobStore):
             index,
             text,
             counter,
-            *_usage_args(usage),
             self._ttl + self._deadline,
             _failure_field(level, index),
+            *usage_args(usage),
         ]
 
     # --- queries ------------------------------------------------------------------------------
@@ -359,12 +342,6 @@ class RedisJobStore(JobStore):
             for job_id in job_ids:
                 pipe.hget(keys.job(job_id), "tenant")
             return [None if tenant is None else as_text(tenant) for tenant in pipe.execute()]
-
-
-def _usage_args(usage: Usage) -> list[str | int]:
-    """Calls, input tokens, output tokens and cost ('' when unknown), as the scripts add them to the job."""
-    cost = "" if usage.cost_usd is None else scalar_text(usage.cost_usd)
-    return [usage.calls, usage.input_tokens, usage.output_tokens, cost]
 
 
 def _failure_field(level: int, index: int) -> str:
