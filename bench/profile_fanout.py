@@ -107,11 +107,12 @@ def timeline(events: list[Event], posted: float, seen: float, job: dict[str, Any
         "start task runs -> first map runs": first("prerun", "map_chunk") - first("prerun", "start_extraction"),
         "first map runs -> last map runs": maps_started - first("prerun", "map_chunk"),
         "POST -> last map runs": maps_started - posted,
-        "last map ends -> reduce_stage(0) runs": first("prerun", "reduce_stage", arg=0) - maps_ended,
         "last map ends -> finished_at": job["finished_at"] - maps_ended,
         "finished_at -> client sees it": seen - job["finished_at"],
         "POST -> client sees it": seen - posted,
     }
+    if select_any(mine, "prerun", "reduce_stage", arg=0):  # a stage sent as a task (since issue 18 it runs in the map)
+        out["last map ends -> reduce_stage(0) runs"] = first("prerun", "reduce_stage", arg=0) - maps_ended
     out.update(model_gap(mine, job))
     out = {k: v * 1000 for k, v in out.items()}
     out.update({f"    start: {name}": ms for name, ms in steps.items()})
@@ -120,12 +121,17 @@ def timeline(events: list[Event], posted: float, seen: float, job: dict[str, Any
     return out
 
 
+def select_any(events: Iterable[Event], ev: str, task: str, **match: Any) -> bool:
+    return any(e["ev"] == ev and e.get("task") == task and all(e.get(k) == v for k, v in match.items()) for e in events)
+
+
 def reduce_steps(mine: list[Event]) -> dict[str, float]:
-    """The reduce stages' timed steps (ms, summed per job): what lies between the last map and the reduce's call."""
-    names = ("load", "level_outputs", "plan_reduce_groups", "job_llm", "reduce_chunk_outputs", "_finish_single", "llm")
+    """The reduce stages' timed steps (ms, summed per job), in whichever task ran them: what lies between the
+    last map and the reduce's call."""
+    names = ("level_outputs", "plan_reduce_groups", "reduce_chunk_outputs", "_finish_single")
     found: dict[str, float] = {}
     for e in mine:
-        if e["ev"] == "step" and e["task"] in ("reduce_stage", "reduce_group") and e["step"] in names:
+        if e["ev"] == "step" and e["step"] in names:
             key = f"    reduce: {e['task']}: {e['step']}"
             found[key] = found.get(key, 0.0) + (e["t"] - e["start"]) * 1000
     return found
@@ -199,7 +205,7 @@ def pickup_gaps(mine: list[Event]) -> list[float]:
 def reduce_tree(events: list[Event], job: dict[str, Any]) -> dict[str, float]:
     """For a job with a level of group reduces: how long each step of the tree took (ms)."""
     mine = [e for e in events if e.get("job") == job["id"]]
-    if job["reduce_level"] == 0:
+    if job["reduce_level"] == 0 or not select_any(events, "prerun", "reduce_stage", arg=1, job=job["id"]):
         return {}
     stage0 = select(mine, "prerun", "reduce_stage", arg=0)[0]["t"]
     groups_start = [e["t"] for e in select(mine, "prerun", "reduce_group")]
