@@ -111,7 +111,7 @@ def timeline(events: list[Event], posted: float, seen: float, job: dict[str, Any
         "finished_at -> client sees it": seen - job["finished_at"],
         "POST -> client sees it": seen - posted,
     }
-    if select_any(mine, "prerun", "reduce_stage", arg=0):  # a stage sent as a task (since issue 18 it runs in the map)
+    if select_any(mine, "prerun", "reduce_stage", arg=0):  # a stage sent as a task (now it runs in the map)
         out["last map ends -> reduce_stage(0) runs"] = first("prerun", "reduce_stage", arg=0) - maps_ended
     out.update(model_gap(mine, job))
     out = {k: v * 1000 for k, v in out.items()}
