@@ -68,9 +68,8 @@ TARGET_P5_SHARE = 0.05
 
 SMALL_WINDOW = {"TOOLOUT_MODEL_CONTEXT_TOKENS": "4096", "TOOLOUT_MODEL_MAX_OUTPUT_TOKENS": "96"}
 """A small model window: 16 or 32 chunks from a few hundred KB, so the bench measures orchestration, not bulk.
-The reduce tree is planned for answers of max_output_tokens: 96 tokens leave room for 34 outputs per reduce
-call, so 32 chunks take one final reduce and 128 take 4 group reduces and a final one (the offline model's
-200-byte answers fit their slots)."""
+The reduce is planned from the answers' real sizes: the offline model's ~200-byte answers (~60 tokens with
+their labels) put 32 in one final reduce and 128 in a level of 3 group reduces and a final one."""
 SHORT_ANSWERS = {"TOOLOUT_OFFLINE_ANSWER_BYTES": "200"}
 """Map answers this short keep 32 outputs inside one reduce call (no regrouping level)."""
 OVERLAP = 0.10

@@ -9,6 +9,11 @@ from extraction.strategies.mapreduce import ModelLimits, map_prompt_tokens
 from extraction.texts.prompts import PromptContext
 from toolout import datasets
 
+EVERY_CHUNK_REQUEST = "Every WARN line: its timestamp, service and warning text."
+"""A request every chunk of a service log answers (the offline model quotes ~180 bytes of WARN lines per chunk),
+so the reduce takes every answer: 32 fit one reduce call at the bench's 4K window, 128 need a level of groups.
+(`datasets.POOL_INCIDENT.request` finds its one incident in one chunk: the other answers say NO RELEVANT DATA
+FOUND and take no room, so the job has no reduce to measure.)"""
 OVERLAP_PERCENT = 10.0
 """The worker's default chunk overlap (TOOLOUT_CHUNK_OVERLAP = 0.10), as its prompts show it."""
 NONCE_SAMPLES = 200

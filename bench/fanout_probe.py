@@ -92,7 +92,17 @@ def _timed(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-for _name in ("load", "chunk_budget_for", "decide", "plan_job_chunks"):
+for _name in (
+    "load",
+    "chunk_budget_for",
+    "decide",
+    "plan_job_chunks",
+    "level_outputs",
+    "plan_reduce_groups",
+    "job_llm",
+    "reduce_chunk_outputs",
+    "_finish_single",
+):
     setattr(workers.pipeline, _name, _timed(_name, getattr(workers.pipeline, _name)))
 for _name in ("remember", "send"):
     setattr(workers.tasks, _name, _timed(_name, getattr(workers.tasks, _name)))

@@ -53,7 +53,7 @@ from bench.bench_service import (  # noqa: E402
     timed_job,
     upload,
 )
-from bench.fanout_docs import sized_doc  # noqa: E402
+from bench.fanout_docs import EVERY_CHUNK_REQUEST, sized_doc  # noqa: E402
 from bench.idle import settle, stack_pids  # noqa: E402
 from bench.profile_redis import monitor_rows, monitored, round_trip_rows, socket_owners  # noqa: E402
 from bench.report import print_table  # noqa: E402
@@ -107,15 +107,50 @@ def timeline(events: list[Event], posted: float, seen: float, job: dict[str, Any
         "start task runs -> first map runs": first("prerun", "map_chunk") - first("prerun", "start_extraction"),
         "first map runs -> last map runs": maps_started - first("prerun", "map_chunk"),
         "POST -> last map runs": maps_started - posted,
-        "last map ends -> reduce_stage(0) runs": first("prerun", "reduce_stage", arg=0) - maps_ended,
         "last map ends -> finished_at": job["finished_at"] - maps_ended,
         "finished_at -> client sees it": seen - job["finished_at"],
         "POST -> client sees it": seen - posted,
     }
+    if select_any(mine, "prerun", "reduce_stage", arg=0):  # a stage sent as a task (now it runs in the map)
+        out["last map ends -> reduce_stage(0) runs"] = first("prerun", "reduce_stage", arg=0) - maps_ended
+    out.update(model_gap(mine, job))
     out = {k: v * 1000 for k, v in out.items()}
     out.update({f"    start: {name}": ms for name, ms in steps.items()})
     out.update(map_costs(mine))
+    out.update(reduce_steps(mine))
     return out
+
+
+def select_any(events: Iterable[Event], ev: str, task: str, **match: Any) -> bool:
+    return any(e["ev"] == ev and e.get("task") == task and all(e.get(k) == v for k, v in match.items()) for e in events)
+
+
+def reduce_steps(mine: list[Event]) -> dict[str, float]:
+    """The reduce stages' timed steps (ms, summed per job), in whichever task ran them: what lies between the
+    last map and the reduce's call."""
+    names = ("level_outputs", "plan_reduce_groups", "reduce_chunk_outputs", "_finish_single")
+    found: dict[str, float] = {}
+    for e in mine:
+        if e["ev"] == "step" and e["step"] in names:
+            key = f"    reduce: {e['task']}: {e['step']}"
+            found[key] = found.get(key, 0.0) + (e["t"] - e["start"]) * 1000
+    return found
+
+
+def model_gap(mine: list[Event], job: dict[str, Any]) -> dict[str, float]:
+    """From the last map's model answer to the first reduce's model call (s): the time the fan-in costs.
+
+    Told apart by order, not by task name, so a reduce run in the map task that completed the level counts too.
+    """
+    calls = sorted((e for e in mine if e["ev"] == "step" and e["step"] == "llm"), key=lambda e: float(e["start"]))
+    maps, reduces = calls[: job["chunks_total"]], calls[job["chunks_total"] :]
+    if not maps or not reduces:
+        return {}
+    last_answer = max(float(e["t"]) for e in maps)
+    return {
+        "last map's model answer -> first reduce's model call": float(reduces[0]["start"]) - last_answer,
+        "last reduce's model answer -> finished_at": job["finished_at"] - max(float(e["t"]) for e in reduces),
+    }
 
 
 def select(events: Iterable[Event], ev: str, task: str, **match: Any) -> list[Event]:
@@ -170,7 +205,7 @@ def pickup_gaps(mine: list[Event]) -> list[float]:
 def reduce_tree(events: list[Event], job: dict[str, Any]) -> dict[str, float]:
     """For a job with a level of group reduces: how long each step of the tree took (ms)."""
     mine = [e for e in events if e.get("job") == job["id"]]
-    if job["reduce_level"] == 0:
+    if job["reduce_level"] == 0 or not select_any(events, "prerun", "reduce_stage", arg=1, job=job["id"]):
         return {}
     stage0 = select(mine, "prerun", "reduce_stage", arg=0)[0]["t"]
     groups_start = [e["t"] for e in select(mine, "prerun", "reduce_group")]
@@ -188,7 +223,7 @@ def timing_pass(args: argparse.Namespace, latency_ms: int) -> dict[int, list[dic
     """Per chunk count, one timeline per run (after a warm-up), and py-spy at 0 ms when asked."""
     events_path = PROBE_DIR / f"events-{latency_ms}ms.jsonl"
     events_path.unlink(missing_ok=True)
-    extract = datasets.POOL_INCIDENT.request
+    extract = EVERY_CHUNK_REQUEST
     found: dict[int, list[dict[str, float]]] = {}
     with probe_stack(args, latency_ms, events_path, trace_redis=False) as stack, stack.client() as client:
         for chunks in args.chunks:

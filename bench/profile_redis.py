@@ -24,10 +24,9 @@ def script_names() -> dict[str, str]:
     import celery.backends.redis as backend
     import kombu.transport.redis as transport
 
-    from infra.jobstore.redis import _SCRIPTS
-    from infra.lua import lua_source
+    from infra.jobstore.scripts import SCRIPTS, script_source
 
-    names = {hashlib.sha1(lua_source("infra.jobstore", name).encode()).hexdigest(): f"lua {name}" for name in _SCRIPTS}
+    names = {hashlib.sha1(script_source(name).encode()).hexdigest(): f"lua {name}" for name in SCRIPTS}
     for label, module in (("celery lua", backend), ("kombu lua", transport)):
         for name, text in vars(module).items():
             if name.isupper() and isinstance(text, str) and ("redis.call" in text or "KEYS[" in text):

@@ -82,7 +82,8 @@ def estimate_extraction(
     usage = estimate.full_chunked(
         chunks, ctx, limits, overlap_percent=rules.overlap_percent, answer_tokens=settings.estimate_answer_tokens
     )
-    return _priced(settings, decision, len(chunks), usage, full_chunked_notes(usage, settings), price)
+    notes = full_chunked_notes(usage, settings, bounded=estimate.full_answers_fit(ctx, limits))
+    return _priced(settings, decision, len(chunks), usage, notes, price)
 
 
 def prompt_context(output: OutputRecord, extract: str) -> PromptContext:
@@ -118,20 +119,28 @@ _BOUNDS_NOTE = (
 )
 
 
-def full_chunked_notes(usage: estimate.UsageEstimate, settings: Settings) -> list[str]:
+def full_chunked_notes(usage: estimate.UsageEstimate, settings: Settings, *, bounded: bool = True) -> list[str]:
+    answer = settings.estimate_answer_tokens
     notes = [
-        f"output tokens assume answers of {settings.estimate_answer_tokens} tokens (the model decides; "
+        f"output tokens assume answers of {answer} tokens (the model decides; "
         "*_max assume every answer at the model's output limit)"
     ]
-    if not usage.exact_calls:
+    if usage.reduce_calls_max:
         notes.append(
-            "two full-length answers do not fit one reduce call at this window, so the job groups its reduces by "
-            "the answers' real sizes: the reduce calls assume answers of the estimated size"
+            "the reduce follows the real answers: the job groups them by their real sizes when the maps are done "
+            f"(answers that find nothing take no room), so calls and reduce_calls assume answers of {answer} tokens "
+            "and calls_max, reduce_calls_max and reduce_levels_max are the upper bound (every answer at the model's "
+            "output limit); a job with short answers makes fewer"
         )
-    if usage.reduce_levels > settings.max_reduce_depth:
+    if not bounded:
         notes.append(
-            f"the reduce needs {usage.reduce_levels} levels of groups but max_reduce_depth is "
-            f"{settings.max_reduce_depth}: the job would fall back to truncate after its maps"
+            "two full-length answers do not fit one reduce call at this window, so there is no upper bound on the "
+            "reduce calls: *_max assume answers of the estimated size too"
+        )
+    if usage.reduce_levels_max > settings.max_reduce_depth:
+        notes.append(
+            f"the reduce may need up to {usage.reduce_levels_max} levels of groups but max_reduce_depth is "
+            f"{settings.max_reduce_depth}: a job whose answers need more falls back to truncate after its maps"
         )
     if usage.calls > settings.max_llm_calls_per_job:
         notes.append(

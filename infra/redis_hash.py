@@ -42,6 +42,14 @@ class HashCodec(Generic[M]):
         """Every set field of `record` (excluded ones included: the store keeps what clients never see)."""
         return self.fields(**{name: getattr(record, name) for name in type(record).model_fields})
 
+    def field_names(self) -> list[str]:
+        """Every hash field a record may have, flattened sub-fields (`usage_calls`) in place of their model's."""
+        return [
+            f"{name}_{sub}" if name in self.flatten else name
+            for name in self.model.model_fields
+            for sub in (self.flatten[name].model_fields if name in self.flatten else [""])
+        ]
+
     def fields(self, **values: Any) -> dict[str, str]:
         """Hash fields for some of the model's fields (an update); unknown names are a bug, so they raise."""
         out: dict[str, str] = {}

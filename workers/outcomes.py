@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from extraction.errors import ToolOutError
 from extraction.strategies.coverage import coverage_warning
@@ -17,17 +18,18 @@ from workers.runtime import Runtime
 log = logging.getLogger("toolout.workers")
 
 
-def finish_with_report(rt: Runtime, job: JobRecord, report: FinalReport, mode_used: str) -> bool:
+def finish_with_report(rt: Runtime, job: JobRecord, report: FinalReport, mode_used: str, **fields: Any) -> bool:
     """A real final report: ABSTRACT text (a not-found report is a success that says what was searched).
 
     When parts of a map-reduce job could not be read (`job.failed_ranges`), the abstract opens with
     the WARNING that names them: the answer is partial and the agent must know which part is missing.
+    `fields` are set on the job with its ending (the reduce tree it ran).
     """
     body = report.content if report.found else not_found_abstract(job.extract, _not_found_detail(report.content))
     warning = coverage_warning(job.failed_ranges, job.chunks_total)
     text = abstract_text(job.tool_name, job.handle, mode_used, f"{warning}\n\n{body}" if warning else body)
     report_fields = {"content": report.content, "found": report.found}
-    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=text, report=report_fields, mode_used=mode_used)
+    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=text, report=report_fields, mode_used=mode_used, **fields)
 
 
 def _not_found_detail(content: str) -> str:

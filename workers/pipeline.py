@@ -15,7 +15,7 @@ from extraction.documents.tokens import decode_lossy
 from extraction.errors import ExtractionError, NotFound
 from extraction.protocols import Usage
 from extraction.strategies import planning
-from extraction.strategies.mapreduce import map_chunk, plan_reduce_groups, reduce_chunk_outputs
+from extraction.strategies.mapreduce import map_chunk, plan_reduce_groups, reduce_chunk_outputs, reduce_inputs
 from extraction.strategies.reduce_plan import ensure_depth
 from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.prompts import PromptContext
@@ -229,11 +229,11 @@ def strategy_failed(rt: Runtime, live: LiveJob, exc: ExtractionError, where: str
 # --- reduce --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Inputs:
-    """What one reduce level works on: the outputs with something in them, in order, and what each covers.
+    """What one reduce level works on: the outputs the reduce reads, in order, and what each covers.
 
-    Empty outputs (an empty final-report wrapper: nothing relevant there) are left out; the stage and
-    its group tasks build this same list from the same settled parts, so group members (positions
-    here) mean the same to both.
+    Empty outputs, and NO RELEVANT DATA FOUND answers once any output found something, are left out
+    (`mapreduce.reduce_inputs`); the stage and its group tasks build this same list from the same
+    settled parts, so group members (positions here) mean the same to both.
     """
 
     texts: list[str]
@@ -246,8 +246,9 @@ def level_outputs(rt: Runtime, job_id: str, level: int) -> dict[int, str]:
 
 
 def with_content(stored: dict[int, str]) -> list[int]:
-    """Indices of the outputs that hold something, in order (an empty one found nothing relevant)."""
-    return [i for i in sorted(stored) if stored[i].strip()]
+    """Indices of the outputs the reduce reads, in order (`mapreduce.reduce_inputs`)."""
+    order = sorted(stored)
+    return [order[position] for position in reduce_inputs([stored[i] for i in order])]
 
 
 def level_inputs(stored: dict[int, str], covers: list[parts.Cover]) -> Inputs:
@@ -291,11 +292,12 @@ def _reduce_or_regroup(rt: Runtime, live: LiveJob, inputs: Inputs, level: int) -
         _finish_single(rt, live, inputs.texts[0] if inputs.texts else "")
         return None
     groups = plan_reduce_groups(inputs.texts, live.prompt, rt.limits)
+    tree = [*live.job.reduce_tree[:level], [len(group) for group in groups]]
     if len(groups) == 1:
-        _finish_single(rt, live, _final_reduce(rt, live, inputs.texts, level))
+        _finish_single(rt, live, _final_reduce(rt, live, inputs.texts, level), reduce_tree=tree)
         return None
     ensure_depth(level + 1, rt.settings.max_reduce_depth)
-    rt.jobs.update(live.job.id, reduce_level=level + 1)
+    rt.jobs.update(live.job.id, reduce_level=level + 1, reduce_tree=tree)
     return RunReduceGroups(level, groups, parts.group_covers(groups, inputs.covers))
 
 
@@ -316,11 +318,11 @@ def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) ->
     return rt.jobs.reduce_output(live.job.id, level + 1, 0) or report.content
 
 
-def _finish_single(rt: Runtime, live: LiveJob, content: str) -> None:
+def _finish_single(rt: Runtime, live: LiveJob, content: str, **fields: object) -> None:
     """Finish with a final answer: the only output with content (one chunk's map answer needs no reduce:
     a single pass), the final reduce's, or none at all (every part found nothing: NO RELEVANT DATA FOUND)."""
     report = FinalReport(content=content, found=bool(content.strip()) and not says_not_found(content), closed=True)
-    outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value)
+    outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value, **fields)
 
 
 def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: list[int], cover: parts.Cover) -> None:

@@ -2,12 +2,12 @@
 
 * full-chunked — the chunks are the planner's (`chunking.plan_chunks`, at the budget the start step
   computes), so the map calls are exact and their input tokens are each chunk's tokens plus its
-  map prompt. The reduce tree is `mapreduce.plan_reduce_groups`' plan, which depends only on how
-  many outputs there are (every output gets the room of a full answer), so the reduce calls are
-  exact too — as long as every part answers with something on its first attempt (a retried call,
-  an empty or failed part changes the job's count) and the model honours `max_tokens`. What no plan
-  can know is how long the answers will be: reduce input and all output tokens assume answers of
-  `answer_tokens`, with the full `max_output_tokens` as the upper bound.
+  map prompt. The reduce tree is not: the job groups the answers it really gets by their real
+  sizes (`mapreduce.plan_reduce_groups`), and answers that find nothing take no room. So the
+  estimate counts the tree twice: for answers of `answer_tokens` (`calls`, `reduce_calls`,
+  `reduce_levels`) and for every answer at the model's full `max_output_tokens` (`calls_max`,
+  `reduce_calls_max`, `reduce_levels_max`): an upper bound, as long as the model honours
+  `max_tokens` and every call answers on its first attempt.
 * read-grep — a sub-agent decides its own turns; only its bounds are known: at most `max_turns`
   calls, and at most `max_total_tokens` plus one last turn's window. The numbers are those bounds.
 * truncate — no model call at all.
@@ -33,8 +33,11 @@ from extraction.strategies.mapreduce import (
     reduce_overhead_tokens,
     sizing_context,
 )
-from extraction.strategies.reduce_plan import uniform_tree
+from extraction.strategies.reduce_plan import uniform_groups, uniform_tree
 from extraction.texts.prompts import PromptContext, map_messages, read_grep_messages
+
+Tree = list[list[list[int]]]
+"""Reduce levels, each a list of groups of positions (the final reduce's one group last)."""
 
 
 class UsageEstimate(BaseModel):
@@ -46,10 +49,15 @@ class UsageEstimate(BaseModel):
     )
     calls: int
     calls_max: int
-    exact_calls: bool = Field(description="the job makes exactly `calls` calls if every call answers on its first try")
+    exact_calls: bool = Field(
+        description="the job makes exactly `calls` calls if every call answers on its first try (full-chunked: only "
+        "a single chunk; otherwise the reduce follows the real answers, at most `calls_max`)"
+    )
     map_calls: int = 0
-    reduce_calls: int = 0
+    reduce_calls: int = Field(0, description="reduce calls for answers of the estimated size")
+    reduce_calls_max: int = Field(0, description="reduce calls if every answer took the model's full output limit")
     reduce_levels: int = Field(0, description="levels of group reduces before the final one (the job's reduce_level)")
+    reduce_levels_max: int = Field(0, description="reduce_levels if every answer took the model's full output limit")
     input_tokens: int
     input_tokens_max: int
     output_tokens: int
@@ -78,39 +86,51 @@ def full_chunked(
     overlap_percent: float,
     answer_tokens: int,
 ) -> UsageEstimate:
-    """Maps over `chunks`, then the reduce tree `plan_reduce_groups` builds for that many outputs."""
+    """Maps over `chunks`, then the reduce tree of that many answers: of `answer_tokens` each, and (the
+    bound) of the model's full output limit each."""
     answer = min(answer_tokens, limits.max_output_tokens)
-    tree, exact = reduce_tree(len(chunks), ctx, limits, answer)
-    reduce_inputs = [len(group) for level in tree for group in level if len(group) > 1]
+    likely, bound = reduce_trees(len(chunks), ctx, limits, answer)
+    likely_calls, bound_calls = _reduce_calls(likely), _reduce_calls(bound)
     overhead = reduce_overhead_tokens(ctx, limits)
     maps_in = sum(map_call_tokens(chunk, len(chunks), ctx, limits, overlap_percent) for chunk in chunks)
-    calls = len(chunks) + len(reduce_inputs)
+    calls, calls_max = len(chunks) + len(likely_calls), len(chunks) + len(bound_calls)
     return UsageEstimate(
         basis="plan",
         calls=calls,
-        calls_max=calls,
-        exact_calls=exact,
+        calls_max=calls_max,
+        exact_calls=not bound_calls,
         map_calls=len(chunks),
-        reduce_calls=len(reduce_inputs),
-        reduce_levels=max(len(tree) - 1, 0),
-        input_tokens=maps_in + sum(overhead + size * (answer + LABEL_TOKENS) for size in reduce_inputs),
-        input_tokens_max=maps_in + sum(overhead + size * answer_slot_tokens(limits) for size in reduce_inputs),
+        reduce_calls=len(likely_calls),
+        reduce_calls_max=len(bound_calls),
+        reduce_levels=max(len(likely) - 1, 0),
+        reduce_levels_max=max(len(bound) - 1, 0),
+        input_tokens=maps_in + sum(overhead + size * (answer + LABEL_TOKENS) for size in likely_calls),
+        input_tokens_max=maps_in + sum(overhead + size * answer_slot_tokens(limits) for size in bound_calls),
         output_tokens=calls * answer,
-        output_tokens_max=calls * limits.max_output_tokens,
+        output_tokens_max=calls_max * limits.max_output_tokens,
     )
 
 
-def reduce_tree(count: int, ctx: PromptContext, limits: ModelLimits, answer_tokens: int) -> tuple[list[Any], bool]:
-    """The reduce levels the job will run for `count` map outputs, and whether that is certain.
+def reduce_trees(count: int, ctx: PromptContext, limits: ModelLimits, answer_tokens: int) -> tuple[Tree, Tree]:
+    """The reduce levels of `count` answers of `answer_tokens` each, and of full answers each (the bound).
 
-    Certain when the job plans by count (`plan_reduce_groups`); when two full answers do not fit one
-    reduce call the job groups by the answers' real sizes, and this assumes answers of `answer_tokens`.
+    When two full answers do not fit one reduce call there is no such bound (the job still groups
+    what it gets); the answers of `answer_tokens` stand in for it.
     """
     budget = reduce_budget(ctx, limits)
-    planned = uniform_tree(count, budget, answer_slot_tokens(limits))
-    if planned is not None:
-        return planned, True
-    return uniform_tree(count, budget, answer_tokens + LABEL_TOKENS) or [], False
+    likely = uniform_tree(count, budget, answer_tokens + LABEL_TOKENS) or []
+    bound = uniform_tree(count, budget, answer_slot_tokens(limits))
+    return likely, likely if bound is None else bound
+
+
+def full_answers_fit(ctx: PromptContext, limits: ModelLimits) -> bool:
+    """Whether two full answers fit one reduce call: the condition for `calls_max` to be a bound."""
+    return uniform_groups(2, reduce_budget(ctx, limits), answer_slot_tokens(limits)) is not None
+
+
+def _reduce_calls(tree: Tree) -> list[int]:
+    """How many answers each reduce call of the tree takes (a group of one passes its answer up: no call)."""
+    return [len(group) for level in tree for group in level if len(group) > 1]
 
 
 def map_call_tokens(chunk: Chunk, total: int, ctx: PromptContext, limits: ModelLimits, overlap_percent: float) -> int:

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from extraction.documents.tokens import count_tokens
 from extraction.errors import ExtractionError, ReportParseError
 from extraction.protocols import LLM, LLMReply, Message, Usage
-from extraction.strategies.reduce_plan import group_for_reduce, uniform_groups
+from extraction.strategies.reduce_plan import even_groups
 from extraction.texts.nonce import WIDEST_NONCE
 from extraction.texts.prompts import PromptContext, map_messages, reduce_messages
-from extraction.texts.report import FinalReport, parse_final_report
+from extraction.texts.report import FinalReport, parse_final_report, says_not_found
 
 MESSAGE_OVERHEAD_TOKENS = 8
 """Chat formatting costs a few tokens per message beyond its text."""
@@ -76,21 +76,23 @@ def output_sizes(outputs: list[str], ctx: PromptContext, limits: ModelLimits) ->
 
 
 def plan_reduce_groups(outputs: list[str], ctx: PromptContext, limits: ModelLimits) -> list[list[int]]:
-    """Consecutive groups of outputs that each fit one reduce call (one group: a single final reduce).
+    """Consecutive groups of outputs that each fit one reduce call, by the outputs' real sizes (one group:
+    a single final reduce).
 
-    The groups depend on how many outputs there are, not on how long they came out: every output is
-    given the room of the longest answer its call was allowed (`answer_slot_tokens`), so the reduce
-    tree of a job is known before any model answers, and an estimate counts its calls exactly. Only
-    when that cannot work (two full answers do not fit one reduce call) or the real outputs do not
-    fit their planned groups (a model that ignores `max_tokens`, or counts tokens differently) are
-    the groups cut by the outputs' real sizes instead.
+    Planned when the outputs are there, from what they really take: short answers that fit one call
+    get one call, however many there are. (The reduce tree was once planned from the count alone, every
+    output given a full answer's room so an estimate could count it exactly: 32 short answers took 6
+    group reduces and a final one, a model round trip and 6 calls more than they needed.)
     """
-    budget = reduce_budget(ctx, limits)
-    sizes = output_sizes(outputs, ctx, limits)
-    planned = uniform_groups(len(outputs), budget, answer_slot_tokens(limits))
-    if planned is not None and all(sum(sizes[i] for i in group) <= budget for group in planned if len(group) > 1):
-        return planned
-    return group_for_reduce(sizes, budget)
+    return even_groups(output_sizes(outputs, ctx, limits), reduce_budget(ctx, limits))
+
+
+def reduce_inputs(outputs: list[str]) -> list[int]:
+    """Positions of the outputs a reduce reads, in order: an empty output says nothing, and once any output
+    found something, the NO RELEVANT DATA FOUND answers add nothing either (they take no room). When none
+    found anything, those answers stay: the reduce describes what the document holds instead."""
+    present = [i for i, text in enumerate(outputs) if text.strip()]
+    return [i for i in present if not says_not_found(outputs[i])] or present
 
 
 def ask_for_report(

@@ -4,6 +4,10 @@ When all chunk outputs fit one reduce call there is one group and one call. Othe
 outputs are split into consecutive groups that each fit, every group is reduced to one output,
 and the same is done again with those outputs, until one call can take them all. Groups keep
 document order, so each reduce sees neighbouring chunks together.
+
+The job groups the outputs it really has, by their real sizes (`even_groups`); the plans fixed by
+a count alone (`uniform_groups`, `uniform_tree`: every output a full answer) are the estimate's
+upper bound, never what the job runs.
 """
 
 from __future__ import annotations
@@ -60,6 +64,40 @@ def _groups_from_cuts(cut: list[int], count: int) -> list[list[int]]:
     return groups[::-1]
 
 
+def even_groups(sizes: list[int], budget_tokens: int) -> list[list[int]]:
+    """`group_for_reduce`'s groups, with their sizes evened out: the same number of groups, the largest
+    as small as it can be (the groups' calls run in parallel, so the longest one sets the pace).
+
+    The smallest cap that still packs into that many groups is found by bisection; greedy packing at
+    that cap gives the groups. Kept as `group_for_reduce` made them when it had to leave an output alone.
+    """
+    groups = group_for_reduce(sizes, budget_tokens)
+    if len(groups) <= 1 or any(len(group) == 1 for group in groups):
+        return groups
+    low, high = max(sizes), budget_tokens
+    while low < high:
+        cap = (low + high) // 2
+        if len(_packed(sizes, cap)) <= len(groups):
+            high = cap
+        else:
+            low = cap + 1
+    even = _packed(sizes, low)
+    return even if len(even) == len(groups) and all(len(group) > 1 for group in even) else groups
+
+
+def _packed(sizes: list[int], cap: int) -> list[list[int]]:
+    """Consecutive groups filled in order up to `cap` each (the fewest groups any cap-bound split has)."""
+    groups: list[list[int]] = []
+    total = cap + 1
+    for index, size in enumerate(sizes):
+        if total + size > cap:
+            groups.append([])
+            total = 0
+        groups[-1].append(index)
+        total += size
+    return groups
+
+
 def ensure_depth(level: int, max_depth: int) -> None:
     """Refuse reduce level `level` (1 = the first reduce round) when it exceeds `max_depth`."""
     if level > max_depth:
@@ -92,7 +130,8 @@ def levels_needed(sizes: list[int], budget_tokens: int, assumed_output_tokens: i
 
 
 def uniform_groups(count: int, budget_tokens: int, slot_tokens: int) -> list[list[int]] | None:
-    """Consecutive groups for `count` outputs that may each take `slot_tokens`: a plan fixed by the count alone.
+    """Consecutive groups for `count` outputs that may each take `slot_tokens`: a plan fixed by the count alone
+    (the most groups outputs of at most `slot_tokens` each can need: the estimate's bound).
 
     As few groups as fit (`budget_tokens // slot_tokens` outputs per call at most), sized evenly, so
     no group's call is much longer than its siblings' (they run in parallel). None when such a plan
@@ -112,9 +151,8 @@ def uniform_groups(count: int, budget_tokens: int, slot_tokens: int) -> list[lis
 def uniform_tree(count: int, budget_tokens: int, slot_tokens: int) -> list[list[list[int]]] | None:
     """Every reduce level's groups for `count` outputs of `slot_tokens` each, the final reduce last.
 
-    Level n's groups are planned over level n − 1's group outputs (each again at most one slot), as
-    the pipeline plans them. Empty for a single output (it is the answer: no reduce call); None when
-    `uniform_groups` has no plan.
+    Level n's groups are planned over level n − 1's group outputs (each again at most one slot). Empty
+    for a single output (it is the answer: no reduce call); None when `uniform_groups` has no plan.
     """
     levels: list[list[list[int]]] = []
     while count > 1:

@@ -54,6 +54,11 @@ class JobRecord(BaseModel):
         default_factory=list, description="what could not be read, in document order: chunks and reduce groups"
     )
     reduce_level: int = 0
+    reduce_tree: list[list[int]] = Field(
+        default_factory=list,
+        description="the reduce the job ran, planned from its real answers: per level, how many answers each "
+        "reduce call took, the final call last ([[40, 41], [2]]: two group reduces, then the final one)",
+    )
     agent_turns: int = 0
     agent_tool_calls: int = 0
     query_tables: list[str] = Field(

@@ -19,25 +19,9 @@ from extraction.strategies.coverage import FailedRange
 from infra import keys
 from infra.jobstore.base import JobStore, UsageTotal, admitted, check_finished, failure_stage, too_many_requests
 from infra.jobstore.model import MAX_REDUCE_LEVELS, JobRecord, JobStatus, OverdueAction, ended
-from infra.lua import lua_source
-from infra.redis_client import redis_errors, text, text_list, text_map
-from infra.redis_hash import HashCodec, scalar_text
-
-CODEC = HashCodec(JobRecord, flatten=("usage",))
-_SCRIPTS = (
-    "create",
-    "finish",
-    "record_part",
-    "record_failure",
-    "update_live",
-    "reserve_call",
-    "retry_overdue",
-    "add_usage",
-    "settle_level",
-    "add_progress",
-    "add_owned",
-)
-TOTALS_SEPARATOR = "\x1f"
+from infra.jobstore.scripts import CODEC, SCRIPTS, TOTALS_SEPARATOR, script_source, usage_args
+from infra.redis_client import redis_errors, text_list, text_map
+from infra.redis_client import text as as_text
 
 
 class RedisJobStore(JobStore):
@@ -50,7 +34,7 @@ class RedisJobStore(JobStore):
         self._clock = clock
         self._ttl = ttl_seconds
         self._deadline = deadline_seconds
-        self._lua = {name: client.register_script(lua_source("infra.jobstore", name)) for name in _SCRIPTS}
+        self._lua = {name: client.register_script(script_source(name)) for name in SCRIPTS}
 
     def _run(self, script: str, keys_: list[str], args: list[Any]) -> Any:
         with redis_errors():
@@ -115,7 +99,7 @@ class RedisJobStore(JobStore):
         assert status.terminal, status
         values = CODEC.fields(status=status, finished_at=self._clock(), **fields)
         with redis_errors():
-            tenant = text(self._r.hget(keys.job(job_id), "tenant") or "")
+            tenant = as_text(self._r.hget(keys.job(job_id), "tenant") or "")
         owned = keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
         job_keys = [keys.job(job_id), keys.JOBS_ACTIVE, keys.tenant_live_jobs(tenant), *owned]
         outcome = self._run("finish", job_keys, [job_id, self._ttl, keys.JOBS_ENDED, *_flat(values)])
@@ -128,7 +112,7 @@ class RedisJobStore(JobStore):
     def is_terminal(self, job_id: str) -> bool:
         with redis_errors():
             status = self._r.hget(keys.job(job_id), "status")
-        return ended(None if status is None else text(status))
+        return ended(None if status is None else as_text(status))
 
     # --- faults ---------------------------------------------------------------------------------
     def reserve_llm_call(self, job_id: str, limit: int) -> bool:
@@ -136,7 +120,7 @@ class RedisJobStore(JobStore):
 
     def retry_overdue(self, job_id: str, *, now: float, max_attempts: int) -> OverdueAction:
         args = [job_id, now, now + self._deadline, max_attempts]
-        return OverdueAction(text(self._run("retry_overdue", [keys.job(job_id), keys.JOBS_ACTIVE], args)))
+        return OverdueAction(as_text(self._run("retry_overdue", [keys.job(job_id), keys.JOBS_ACTIVE], args)))
 
     def overdue(self, now: float | None = None, limit: int = 100) -> list[str]:
         with redis_errors():
@@ -173,7 +157,7 @@ class RedisJobStore(JobStore):
 
     def settle_level(self, job_id: str, level: int) -> str | None:
         then = self._run("settle_level", *self._settle_call(job_id, level))
-        return None if then is None else text(then)
+        return None if then is None else as_text(then)
 
     @staticmethod
     def _settle_call(job_id: str, level: int) -> tuple[list[str], list[Any]]:
@@ -181,13 +165,13 @@ class RedisJobStore(JobStore):
         return [keys.job(job_id), outputs, keys.job_failures(job_id), keys.job_fanin(job_id)], [level]
 
     # --- results, counted once ----------------------------------------------------------------
-    def record_chunk(self, job_id: str, index: int, text_: str, usage: Usage) -> bool:
-        return self._record(keys.job_chunks(job_id), job_id, (0, index), text_, usage, counter="chunks_done")
+    def record_chunk(self, job_id: str, index: int, text: str, usage: Usage) -> bool:
+        return self._record(keys.job_chunks(job_id), job_id, (0, index), text, usage, counter="chunks_done")
 
     def chunk_output(self, job_id: str, index: int) -> str | None:
         with redis_errors():
             found = self._r.hget(keys.job_chunks(job_id), str(index))
-        return None if found is None else text(found)
+        return None if found is None else as_text(found)
 
     def begin_map(self, job_id: str, index: int, call_limit: int) -> tuple[JobRecord, str | None, bool]:
         """One round trip instead of three: in a busy worker each round trip is a GIL hand-off (~10 ms per
@@ -201,23 +185,23 @@ class RedisJobStore(JobStore):
         fields, found, reserved = self._batch(reads, "reserve_call")
         if not fields:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
-        return CODEC.decode(text_map(fields)), None if found is None else text(found), reserved == 1
+        return CODEC.decode(text_map(fields)), None if found is None else as_text(found), reserved == 1
 
-    def record_chunk_and_settle(self, job_id: str, index: int, text_: str, usage: Usage) -> str | None:
+    def record_chunk_and_settle(self, job_id: str, index: int, text: str, usage: Usage) -> str | None:
         """Both scripts in one round trip; Redis runs them in order, so the settle sees the part."""
 
         def writes(pipe: redis.client.Pipeline) -> None:
             self._evalsha(
                 pipe,
                 "record_part",
-                *self._record_call(keys.job_chunks(job_id), job_id, (0, index), text_, usage, "chunks_done"),
+                *self._record_call(keys.job_chunks(job_id), job_id, (0, index), text, usage, "chunks_done"),
             )
             self._evalsha(pipe, "settle_level", *self._settle_call(job_id, 0))
 
         outcome, then = self._batch(writes, "record_part", "settle_level")
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
-        return None if then is None else text(then)
+        return None if then is None else as_text(then)
 
     def _batch(self, commands: Callable[[redis.client.Pipeline], None], *scripts: str) -> list[Any]:
         """`commands` in one round trip. Scripts go by plain EVALSHA (redis-py's scripts in a pipeline ask
@@ -243,8 +227,8 @@ class RedisJobStore(JobStore):
     def chunk_outputs(self, job_id: str) -> dict[int, str]:
         return self._parts(keys.job_chunks(job_id))
 
-    def record_reduce(self, job_id: str, level: int, group: int, text_: str, usage: Usage) -> bool:
-        return self._record(keys.job_reduce(job_id, level), job_id, (level, group), text_, usage, counter="")
+    def record_reduce(self, job_id: str, level: int, group: int, text: str, usage: Usage) -> bool:
+        return self._record(keys.job_reduce(job_id, level), job_id, (level, group), text, usage, counter="")
 
     def record_failure(self, job_id: str, failure: FailedRange, usage: Usage | None = None) -> bool:
         parts = keys.job_chunks(job_id) if failure.level == 0 else keys.job_reduce(job_id, failure.level)
@@ -256,7 +240,7 @@ class RedisJobStore(JobStore):
             len(failure.chunks),
             failure_stage(failure.level),
             self._ttl + self._deadline,
-            *_usage_args(usage or Usage()),
+            *usage_args(usage or Usage()),
         ]
         outcome = self._run("record_failure", job_keys, args)
         if outcome == -1:
@@ -271,7 +255,7 @@ class RedisJobStore(JobStore):
     def reduce_output(self, job_id: str, level: int, group: int) -> str | None:
         with redis_errors():
             found = self._r.hget(keys.job_reduce(job_id, level), str(group))
-        return None if found is None else text(found)
+        return None if found is None else as_text(found)
 
     def reduce_outputs(self, job_id: str, level: int) -> dict[int, str]:
         return self._parts(keys.job_reduce(job_id, level))
@@ -281,7 +265,7 @@ class RedisJobStore(JobStore):
             return {int(k): v for k, v in text_map(self._r.hgetall(key)).items()}
 
     def add_usage(self, job_id: str, usage: Usage) -> None:
-        self._run("add_usage", [keys.job(job_id), keys.USAGE_TOTALS], _usage_args(usage))
+        self._run("add_usage", [keys.job(job_id), keys.USAGE_TOTALS], usage_args(usage))
 
     def usage_totals(self) -> list[UsageTotal]:
         with redis_errors():
@@ -300,24 +284,24 @@ class RedisJobStore(JobStore):
         if self._run("add_progress", [keys.job(job_id)], counts) == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
 
-    def _record(self, key: str, job_id: str, part: tuple[int, int], text_: str, usage: Usage, *, counter: str) -> bool:
-        outcome = self._run("record_part", *self._record_call(key, job_id, part, text_, usage, counter))
+    def _record(self, key: str, job_id: str, part: tuple[int, int], text: str, usage: Usage, *, counter: str) -> bool:
+        outcome = self._run("record_part", *self._record_call(key, job_id, part, text, usage, counter))
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
         return bool(outcome == 1)
 
     def _record_call(
-        self, key: str, job_id: str, part: tuple[int, int], text_: str, usage: Usage, counter: str
+        self, key: str, job_id: str, part: tuple[int, int], text: str, usage: Usage, counter: str
     ) -> tuple[list[str], list[Any]]:
         level, index = part
         job_keys = [keys.job(job_id), key, keys.job_failures(job_id), keys.USAGE_TOTALS]
         return job_keys, [
             index,
-            text_,
+            text,
             counter,
-            *_usage_args(usage),
             self._ttl + self._deadline,
             _failure_field(level, index),
+            *usage_args(usage),
         ]
 
     # --- queries ------------------------------------------------------------------------------
@@ -357,13 +341,7 @@ class RedisJobStore(JobStore):
             pipe = self._r.pipeline()
             for job_id in job_ids:
                 pipe.hget(keys.job(job_id), "tenant")
-            return [None if tenant is None else text(tenant) for tenant in pipe.execute()]
-
-
-def _usage_args(usage: Usage) -> list[str | int]:
-    """Calls, input tokens, output tokens and cost ('' when unknown), as the scripts add them to the job."""
-    cost = "" if usage.cost_usd is None else scalar_text(usage.cost_usd)
-    return [usage.calls, usage.input_tokens, usage.output_tokens, cost]
+            return [None if tenant is None else as_text(tenant) for tenant in pipe.execute()]
 
 
 def _failure_field(level: int, index: int) -> str:

@@ -49,6 +49,7 @@ def answered_from(source: JobRecord, job: JobRecord) -> JobRecord:
             "chunks_total": source.chunks_total,
             "chunks_done": source.chunks_done,
             "reduce_level": source.reduce_level,
+            "reduce_tree": source.reduce_tree,
             "result": rewrite(source.result or ""),
             "report": report,
             "usage": Usage(),

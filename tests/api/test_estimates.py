@@ -70,7 +70,8 @@ def test_an_estimate_plans_the_job_without_running_or_storing_anything(offline: 
     assert (found["model"], found["mode"], found["basis"]) == ("openai/toolout-offline", "full-chunked", "plan")
     assert found["routing_reason"].startswith("auto: avg line")
     assert found["chunks"] == found["map_calls"] > 1 and found["calls"] == found["map_calls"] + found["reduce_calls"]
-    assert found["exact_calls"] and found["reduce_calls"] == 1
+    assert not found["exact_calls"] and found["reduce_calls"] == found["reduce_calls_max"] == 1
+    assert any("upper bound" in note for note in found["notes"]), "the reduce depends on the answers, and it says so"
     assert found["input_tokens"] > found["chunks"] and found["input_tokens_max"] >= found["input_tokens"]
     assert (found["cost_usd"], found["cost_usd_max"], found["cached"]) == (None, None, False)
     assert offline.dispatcher.submitted == []

@@ -51,10 +51,9 @@ def test_a_full_chunked_estimate_matches_its_job_then_the_cache_answers_it(local
     )
     assert job["status"] == "succeeded" and job["mode_used"] == found["mode"] == "full-chunked"
     assert datasets.ORDER_NEEDLE.needle in job["result"]
-    assert (found["chunks"], found["reduce_levels"]) == (job["chunks_total"], job["reduce_level"]) and found[
-        "chunks"
-    ] > 2
-    assert found["exact_calls"] and found["calls"] == job["usage"]["calls"]
+    assert found["chunks"] == job["chunks_total"] > 2
+    assert job["usage"]["calls"] <= found["calls_max"] and job["reduce_level"] <= found["reduce_levels_max"]
+    assert job["usage"]["calls"] == job["chunks_total"] + sum(n > 1 for level in job["reduce_tree"] for n in level)
     assert abs(error) <= 0.05
     assert found["cost_usd"] is None and job["usage"]["cost_usd"] is None, "litellm has no price for the offline model"
     assert (hit["status"], hit["cached"], hit["cached_from"]) == ("succeeded", True, job["id"])

@@ -167,8 +167,9 @@ def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(
         assert FACT in job["result"] and job["fallback_reason"] is None
         maps, final = stored[job_id]
         assert job["chunks_total"] > 1 and job["chunks_done"] == job["chunks_total"] == maps, (job, stored[job_id])
-        assert job["reduce_level"] == 0 and final == 1
-        assert job["usage"]["calls"] == maps + final == job["chunks_total"] + 1, (job["usage"], stored[job_id])
+        reduces = sum(answers > 1 for level in job["reduce_tree"] for answers in level)  # 0: one answer found FACT
+        assert job["reduce_level"] == 0 and final == reduces <= 1
+        assert job["usage"]["calls"] == maps + final == job["chunks_total"] + reduces, (job["usage"], stored[job_id])
         assert job["llm_calls_reserved"] >= job["usage"]["calls"]
     redelivered = redeliveries_after(stack, killed_wall)
     broker = "RabbitMQ" if on_rabbitmq() else "Redis"

@@ -92,12 +92,8 @@ def test_estimate_then_submit_within_and_over_budget(toolout: ToolOutClient) -> 
     assert (refused.value.status, refused.value.code) == (422, "budget_exceeded")
     job = toolout.submit(handle, "database pool errors", "full-chunked", max_input_tokens=found["input_tokens"])
     done = toolout.wait(job["id"], timeout=30)
-    assert (done["usage"]["calls"], done["chunks_total"], done["reduce_level"]) == (
-        found["calls"],
-        found["chunks"],
-        found["reduce_levels"],
-    )
-    assert found["reduce_levels"] == 1, "a 500-token answer slot: six outputs per reduce, so a level of groups"
+    assert done["chunks_total"] == found["chunks"] and done["usage"]["calls"] <= found["calls_max"]
+    assert done["reduce_level"] <= found["reduce_levels_max"] == 1, "a 500-token slot: six full answers per reduce"
     assert toolout.estimate(handle, "database pool errors", "full-chunked")["cached_from"] == done["id"]
     assert toolout.submit(handle, "database pool errors", "full-chunked", cache=False)["cached"] is False
 

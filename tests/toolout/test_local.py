@@ -8,7 +8,7 @@ from extraction.protocols import LLMReply
 from extraction.strategies.mapreduce import ModelLimits
 from extraction.testing import ScriptedLLM
 from infra.jobstore import JobStatus, new_job
-from tests.workers.conftest import needle_model
+from tests.workers.conftest import CHUNK_NOTES, needle_model
 from tests.workers.test_pipeline import NEEDLE, document
 from tests.workers.test_read_grep import LOG, grepping_model
 from toolout.local import LocalToolOut, extract
@@ -20,7 +20,8 @@ full-length answers), so the job is its maps plus one final reduce."""
 
 
 def test_extract_runs_map_reduce_over_many_chunks_and_finds_the_needle() -> None:
-    result = extract(document(), "database pool errors", "full-chunked", llm=needle_model(NEEDLE), limits=SHORT_ANSWERS)
+    llm = needle_model(NEEDLE, misses=CHUNK_NOTES)  # every chunk answers something: the answers are reduced
+    result = extract(document(), "database pool errors", "full-chunked", llm=llm, limits=SHORT_ANSWERS)
     job = result.job
     assert job.status is JobStatus.SUCCEEDED and job.mode_used == "full-chunked"
     assert job.chunks_total > 10 and job.chunks_done == job.chunks_total

@@ -22,14 +22,20 @@ from workers.runtime import Runtime
 NONCE_RE = re.compile(r"<ai-agent-([A-Za-z0-9]+)-FINAL")
 
 
-def needle_model(needle: str) -> ScriptedLLM:
-    """Answers every map/reduce call with the lines that contain `needle`, inside the real wrapper."""
+NOTHING_HERE = "NO RELEVANT DATA FOUND\nOnly filler lines."
+CHUNK_NOTES = "Filler lines, one per request."
+"""A miss answered as data: every chunk's answer then takes room in the reduce (a NOTHING_HERE one takes none)."""
+
+
+def needle_model(needle: str, *, misses: str = NOTHING_HERE) -> ScriptedLLM:
+    """Answers every map/reduce call with the lines that contain `needle`, inside the real wrapper, and
+    `misses` when a text has none."""
 
     def respond(messages, tools):
         nonce = NONCE_RE.search(messages[0]["content"]).group(1)
         text = "\n".join(m["content"] or "" for m in messages)
         hits = sorted({line.strip() for line in text.splitlines() if needle in line and "WHAT TO EXTRACT" not in line})
-        body = "\n".join(hits) if hits else "NO RELEVANT DATA FOUND\nOnly filler lines."
+        body = "\n".join(hits) if hits else misses
         return LLMReply(
             content=f'<ai-agent-{nonce}-FINAL format="text">\n{body}\n</ai-agent-{nonce}-FINAL>',
             usage=Usage(calls=1, input_tokens=100, output_tokens=10),

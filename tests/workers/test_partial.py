@@ -15,7 +15,7 @@ from extraction.protocols import LLMReply, Message, Usage
 from extraction.testing import ScriptedLLM
 from infra.errors import LLMCallError
 from infra.jobstore import JobStatus
-from tests.workers.conftest import NONCE_RE, needle_model, store_output, submit
+from tests.workers.conftest import CHUNK_NOTES, NONCE_RE, needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from workers import pipeline
 from workers.local import LocalDispatcher
@@ -50,8 +50,9 @@ def provider_down(messages: list[Message]) -> LLMReply:
 
 
 def faulty(fault: Fault, *, inner: ScriptedLLM | None = None) -> ScriptedLLM:
-    """`inner` (the needle model) answers, except where `fault` returns a reply (or raises) first."""
-    inner = inner or needle_model(NEEDLE)
+    """`inner` answers, except where `fault` returns a reply (or raises) first. By default the needle model
+    with every chunk answering something (`CHUNK_NOTES`), so the maps are followed by a reduce."""
+    inner = inner or needle_model(NEEDLE, misses=CHUNK_NOTES)
 
     def respond(messages, tools):
         return fault(messages) or inner.complete(messages, tools=tools)
@@ -68,8 +69,8 @@ def calls_for_chunk(rt, number: int) -> int:
 
 
 ONE_REDUCE_OUTPUT_TOKENS = 100
-"""Answers of at most 100 tokens: the ~22 map outputs fit one reduce call (the reduce tree is planned for
-full-length answers), so the maps are followed by one final reduce."""
+"""Answers of at most 100 tokens: the ~22 map outputs fit one reduce call even at full length, so the
+maps are followed by one final reduce."""
 
 
 def run(make_runtime, fault: Fault, *, extract: str = "database pool errors", **settings):

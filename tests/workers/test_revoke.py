@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from extraction.protocols import Usage
+from infra.errors import BackendUnavailable
 from infra.jobstore import RedisJobStore
 from infra.redis_client import connect
 from infra.settings import Settings
@@ -51,7 +52,7 @@ def test_a_fan_outs_task_ids_are_stored_before_it_is_sent_and_celery_keeps_them(
     assert sorted(ids) == rt.jobs.task_ids(job.id) == sorted([body.id, *(s.id for s in header)])
 
 
-def test_the_part_that_settles_the_maps_last_sends_the_reduce_stage_once_with_its_remembered_id(
+def test_the_part_that_settles_the_maps_last_runs_the_reduce_stage_once_in_its_own_thread(
     make_runtime, monkeypatch
 ) -> None:
     rt, job = planned_job(make_runtime)
@@ -61,14 +62,35 @@ def test_the_part_that_settles_the_maps_last_sends_the_reduce_stage_once_with_it
     tasks.remember(rt.jobs, job.id, planned)
     tasks.send(celery, rt.jobs, job.id, planned)  # the maps go to kombu's in-memory broker
     sent: list[tuple[str, dict]] = []
+    ran: list[tuple] = []
     monkeypatch.setattr(celery, "send_task", lambda name, **options: sent.append((name, options)))
+    monkeypatch.setattr(pipeline, "run_reduce_stage", lambda *args: ran.append(args[1:]))
     for chunk in step.chunks:
-        tasks.fan_in(celery, rt.jobs, job.id, 0)
-        assert not sent, "nothing is sent while a part is unsettled"
+        tasks.run_next(celery, rt, rt.jobs.settle_level(job.id, 0))
+        assert not ran, "nothing runs while a part is unsettled"
         rt.jobs.record_chunk(job.id, chunk.index, "found", Usage(calls=1))
     for _ in range(3):  # the last part, then redeliveries of it
-        tasks.fan_in(celery, rt.jobs, job.id, 0)
+        tasks.run_next(celery, rt, rt.jobs.settle_level(job.id, 0))
+    assert ran == [(job.id, 0, json.loads(json.dumps(step.covers)))] and sent == [], "run here, no broker hop"
+
+
+def test_a_reduce_stage_that_meets_an_outage_is_sent_as_a_task_with_its_remembered_id(
+    make_runtime, monkeypatch
+) -> None:
+    rt, job = planned_job(make_runtime)
+    celery = celery_for(rt)
+    planned = tasks.plan(celery, job.id, pipeline.start(rt, job.id))
+    tasks.remember(rt.jobs, job.id, planned)
     _, body = planned
+    then = json.dumps({"task": body.task, "id": body.id, "args": body.args})
+    sent: list[tuple[str, dict]] = []
+    monkeypatch.setattr(celery, "send_task", lambda name, **options: sent.append((name, options)))
+
+    def outage(*_: object) -> None:
+        raise BackendUnavailable("redis is down", backend="redis")
+
+    monkeypatch.setattr(pipeline, "run_reduce_stage", outage)
+    tasks.run_next(celery, rt, then)
     stage = {"args": json.loads(json.dumps(list(body.args))), "task_id": body.id, "ignore_result": True}
     assert sent == [("toolout.reduce_stage", stage)] and body.id in rt.jobs.task_ids(job.id)
 

@@ -48,8 +48,9 @@ def exporter() -> Iterator[InMemorySpanExporter]:
 def traced_api(exporter: InMemorySpanExporter) -> Iterator[str]:
     settings = Settings(redis_url="memory://", blob_store="memory://", auth_mode="dev", max_chunks_for_full_mode=100)
     stores = open_stores(settings)
-    limits = ModelLimits(2600, 1200)  # small: many chunks and a reduce in groups
-    dispatcher = LocalDispatcher(build_runtime(settings, stores, needle_model(NEEDLE), limits=limits), concurrency=4)
+    limits = ModelLimits(2600, 1200)  # small: many chunks and, with every chunk saying ~60 tokens, a reduce in groups
+    llm = needle_model(NEEDLE, misses=" ".join(f"request {i} served;" for i in range(15)))
+    dispatcher = LocalDispatcher(build_runtime(settings, stores, llm, limits=limits), concurrency=4)
     services = Services(settings, stores, dispatcher, limits=limits, model_probe=answering_model_probe(settings))
     with serve_app(create_app(services=services)) as url:
         yield url

@@ -10,7 +10,7 @@ from extraction.protocols import LLMReply
 from extraction.testing import ScriptedLLM
 from infra.jobstore import JobStatus, RedisJobStore
 from infra.redis_client import connect
-from tests.workers.conftest import needle_model, store_output, submit
+from tests.workers.conftest import CHUNK_NOTES, needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from workers import pipeline
 from workers.watchdog import Watchdog, run_watchdog_once
@@ -32,7 +32,7 @@ tree is planned for full-length answers), so a job is its maps plus one final re
 
 
 def overdue_job(make_runtime, **settings):
-    rt = make_runtime(needle_model(NEEDLE), **settings)
+    rt = make_runtime(needle_model(NEEDLE, misses=CHUNK_NOTES), **settings)
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")
     return rt, job
 
@@ -91,7 +91,7 @@ def test_a_job_lost_before_it_started_is_simply_queued_again(make_runtime) -> No
 
 def test_twin_final_reduces_count_one_call(make_runtime) -> None:
     """A retry's chord body racing the original one: both call the model, one answer and one call are counted."""
-    inner = needle_model(NEEDLE)
+    inner = needle_model(NEEDLE, misses=CHUNK_NOTES)
     state = {"job": None, "twin": 0}
 
     def respond(messages, tools):

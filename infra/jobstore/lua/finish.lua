@@ -1,9 +1,8 @@
 -- Enter a terminal state once. KEYS: job, active set, tenant live set, owned keys (TTL).
 -- ARGV: job id, ttl, the channel announcing ends (infra.jobstore.ends), field/value pairs.
 -- Returns -1 unknown job, 0 already ended, 1 finished (and the job id published on the channel).
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return -1 end
-if status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
+local refused = not_live(KEYS[1])
+if refused then return refused end
 for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('SREM', KEYS[3], ARGV[1])

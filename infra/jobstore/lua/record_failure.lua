@@ -1,30 +1,21 @@
 -- Record once that a part (a chunk, or a reduce group) of a live job could not be read.
--- KEYS: job, the part's outputs hash, failures hash, store-wide failed-chunks hash, usage totals (the last key).
+-- KEYS: job, the part's outputs hash, failures hash, store-wide failed-chunks hash, usage totals.
 -- ARGV: index in the outputs hash, failure field ('<level>:<index>'), the FailedRange JSON, chunks it loses,
--- stage ('map' | 'reduce'), ttl, then the failed attempts' usage: calls, input tokens, output tokens, cost ('' = unknown).
+-- stage ('map' | 'reduce'), ttl, then the failed attempts' usage (counters, cost).
 -- Returns -1 unknown job, 0 ended or already settled (an output, or this failure, is stored), 1 recorded.
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return -1 end
-if status == 'succeeded' or status == 'failed' or status == 'canceled' then return 0 end
+local refused = not_live(KEYS[1])
+if refused then return refused end
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 0 end
 if redis.call('HSETNX', KEYS[3], ARGV[2], '1') == 0 then return 0 end
 redis.call('EXPIRE', KEYS[3], ARGV[6])
-local listed = redis.call('HGET', KEYS[1], 'failed_ranges')
+local listed = redis.call('HGET', KEYS[1], F.failed_ranges)
 if not listed or listed == '[]' then
   listed = '[' .. ARGV[3] .. ']'
 else
   listed = string.sub(listed, 1, -2) .. ',' .. ARGV[3] .. ']'
 end
-redis.call('HSET', KEYS[1], 'failed_ranges', listed)
-redis.call('HINCRBY', KEYS[1], 'chunks_failed', ARGV[4])
+redis.call('HSET', KEYS[1], F.failed_ranges, listed)
+redis.call('HINCRBY', KEYS[1], F.chunks_failed, ARGV[4])
 redis.call('HINCRBY', KEYS[4], ARGV[5], ARGV[4])
-redis.call('HINCRBY', KEYS[1], 'usage_calls', ARGV[7])
-redis.call('HINCRBY', KEYS[1], 'usage_input_tokens', ARGV[8])
-redis.call('HINCRBY', KEYS[1], 'usage_output_tokens', ARGV[9])
-if ARGV[10] ~= '' then redis.call('HINCRBYFLOAT', KEYS[1], 'usage_cost_usd', ARGV[10]) end
-local owner = (redis.call('HGET', KEYS[1], 'tenant') or '') .. '\31' .. (redis.call('HGET', KEYS[1], 'model') or '') .. '\31'
-redis.call('HINCRBY', KEYS[#KEYS], owner .. 'calls', ARGV[7])
-redis.call('HINCRBY', KEYS[#KEYS], owner .. 'input_tokens', ARGV[8])
-redis.call('HINCRBY', KEYS[#KEYS], owner .. 'output_tokens', ARGV[9])
-if ARGV[10] ~= '' then redis.call('HINCRBYFLOAT', KEYS[#KEYS], owner .. 'cost_usd', ARGV[10]) end
+count_usage(KEYS[1], KEYS[5], usage_from(7))
 return 1

@@ -1,20 +1,12 @@
 -- Store a map/reduce output once and count it, on the job and in the usage totals.
--- KEYS: job, parts hash, failures hash, usage totals (always the last key).
--- ARGV: index, text, counter field ('' = none), calls, input tokens, output tokens, cost ('' = unknown), ttl,
--- the part's failure field ('<level>:<index>').
+-- KEYS: job, parts hash, failures hash, usage totals.
+-- ARGV: index, text, counter field ('' = none), ttl, the part's failure field ('<level>:<index>'),
+-- then its usage (counters, cost).
 -- Returns -1 unknown job, 0 already settled (stored, or recorded as failed), 1 stored.
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('HEXISTS', KEYS[3], ARGV[9]) == 1 then return 0 end
+if redis.call('HEXISTS', KEYS[3], ARGV[5]) == 1 then return 0 end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('EXPIRE', KEYS[2], ARGV[8])
-if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[1], ARGV[3], 1) end
-redis.call('HINCRBY', KEYS[1], 'usage_calls', ARGV[4])
-redis.call('HINCRBY', KEYS[1], 'usage_input_tokens', ARGV[5])
-redis.call('HINCRBY', KEYS[1], 'usage_output_tokens', ARGV[6])
-if ARGV[7] ~= '' then redis.call('HINCRBYFLOAT', KEYS[1], 'usage_cost_usd', ARGV[7]) end
-local owner = (redis.call('HGET', KEYS[1], 'tenant') or '') .. '\31' .. (redis.call('HGET', KEYS[1], 'model') or '') .. '\31'
-redis.call('HINCRBY', KEYS[#KEYS], owner .. 'calls', ARGV[4])
-redis.call('HINCRBY', KEYS[#KEYS], owner .. 'input_tokens', ARGV[5])
-redis.call('HINCRBY', KEYS[#KEYS], owner .. 'output_tokens', ARGV[6])
-if ARGV[7] ~= '' then redis.call('HINCRBYFLOAT', KEYS[#KEYS], owner .. 'cost_usd', ARGV[7]) end
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[1], F[ARGV[3]], 1) end
+count_usage(KEYS[1], KEYS[4], usage_from(6))
 return 1

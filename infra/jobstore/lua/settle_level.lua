@@ -3,8 +3,7 @@
 -- KEYS: job, the level's outputs hash, failures hash, fan-in hash. ARGV: level.
 -- Returns the step stored by `expect_parts` for that one caller; false otherwise (parts missing, claimed
 -- already in this attempt, no step expected, or the job ended).
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status or status == 'succeeded' or status == 'failed' or status == 'canceled' then return false end
+if job_ended(KEYS[1]) then return false end
 local expected = redis.call('HGET', KEYS[4], ARGV[1] .. ':expected')
 if not expected then return false end
 local settled = redis.call('HLEN', KEYS[2])
@@ -13,6 +12,6 @@ for _, field in ipairs(redis.call('HKEYS', KEYS[3])) do
   if string.sub(field, 1, #prefix) == prefix then settled = settled + 1 end
 end
 if settled < tonumber(expected) then return false end
-local attempt = redis.call('HGET', KEYS[1], 'attempts') or '1'
+local attempt = redis.call('HGET', KEYS[1], F.attempts) or '1'
 if redis.call('HSETNX', KEYS[4], 'sent:' .. attempt .. ':' .. ARGV[1], '1') == 0 then return false end
 return redis.call('HGET', KEYS[4], ARGV[1] .. ':then')

@@ -34,21 +34,26 @@ def test_maps_plus_one_reduce_when_every_full_answer_fits_one_call() -> None:
     ]
     reduce_in = reduce_overhead_tokens(ctx, WIDE) + 3 * (500 + LABEL_TOKENS)
     assert (found.calls, found.map_calls, found.reduce_calls, found.reduce_levels) == (4, 3, 1, 0)
-    assert found.exact_calls and found.basis == "plan"
+    assert (found.calls_max, found.reduce_calls_max, found.reduce_levels_max) == (4, 1, 0)
+    assert not found.exact_calls and found.basis == "plan", "answers that find nothing need no reduce"
     assert found.input_tokens == sum(map_prompts) + 3 * 1_000 + reduce_in
     assert found.input_tokens_max == found.input_tokens + 3 * (4_096 - 500)
     assert (found.output_tokens, found.output_tokens_max) == (4 * 500, 4 * 4_096)
 
 
-def test_many_chunks_need_a_level_of_group_reduces() -> None:
-    found = estimate.full_chunked(chunks(128), context(), WIDE, overlap_percent=10.0, answer_tokens=500)
-    assert (found.map_calls, found.reduce_calls, found.reduce_levels) == (128, 5 + 1, 1)
-    assert found.calls == 134 and found.exact_calls
+def test_many_chunks_bound_their_reduce_by_full_answers_and_estimate_it_by_likely_ones() -> None:
+    found = estimate.full_chunked(chunks(128), context(), WIDE, overlap_percent=10.0, answer_tokens=2_000)
+    assert (found.map_calls, found.reduce_calls_max, found.reduce_levels_max) == (128, 5 + 1, 1)
+    assert found.calls_max == 134 and not found.exact_calls
+    # 2000-token answers: 61 per call, so 3 group reduces and a final one
+    assert (found.calls, found.reduce_calls, found.reduce_levels) == (128 + 4, 4, 1)
+    assert found.input_tokens < found.input_tokens_max and found.output_tokens < found.output_tokens_max
 
 
 def test_one_chunk_is_its_own_answer() -> None:
     found = estimate.full_chunked(chunks(1), context(), WIDE, overlap_percent=10.0, answer_tokens=500)
     assert (found.calls, found.reduce_calls, found.output_tokens) == (1, 0, 500)
+    assert found.exact_calls and found.calls_max == 1
 
 
 def test_answers_are_assumed_no_longer_than_the_model_may_write() -> None:
@@ -57,10 +62,11 @@ def test_answers_are_assumed_no_longer_than_the_model_may_write() -> None:
     assert found.output_tokens == found.output_tokens_max == 3 * 300
 
 
-def test_a_window_too_small_for_two_full_answers_is_not_an_exact_count() -> None:
+def test_a_window_too_small_for_two_full_answers_has_no_bound_but_the_likely_tree() -> None:
     cramped = ModelLimits(context_tokens=2_600, max_output_tokens=1_200)
     found = estimate.full_chunked(chunks(6, 300), context(), cramped, overlap_percent=10.0, answer_tokens=100)
-    assert not found.exact_calls and found.calls == 7  # six 112-token answers fit one reduce
+    assert not found.exact_calls and found.calls == found.calls_max == 7  # six 112-token answers fit one reduce
+    assert not estimate.full_answers_fit(context(), cramped) and estimate.full_answers_fit(context(), WIDE)
 
 
 def test_read_grep_gives_the_agents_bounds() -> None:

@@ -13,6 +13,7 @@ from extraction.strategies.mapreduce import (
     output_sizes,
     plan_reduce_groups,
     reduce_budget,
+    reduce_inputs,
 )
 from extraction.strategies.planning import PlanningRules, chunk_budget_for, route_document
 from extraction.strategies.routing import Mode
@@ -67,14 +68,24 @@ def test_routing_counts_chunks_at_the_budget(tokens: int, avg_line: float, expec
     assert f"{estimate_chunk_count(tokens, budget, 0.1)} chunk" in decision.reason
 
 
-def test_reduce_groups_depend_on_the_number_of_outputs_not_their_length() -> None:
+def test_reduce_groups_follow_the_real_sizes_of_the_outputs_not_their_number() -> None:
     ctx = context()
     short = [f"line {i}" for i in range(40)]
     longer = [f"line {i}: " + "detail " * 40 for i in range(40)]
-    groups = plan_reduce_groups(short, ctx, LIMITS)
-    per_call = reduce_budget(ctx, LIMITS) // answer_slot_tokens(LIMITS)
-    assert groups == plan_reduce_groups(longer, ctx, LIMITS)
-    assert len(groups) == -(-40 // per_call) and all(len(g) <= per_call for g in groups)
+    budget = reduce_budget(ctx, LIMITS)
+    assert budget // answer_slot_tokens(LIMITS) < 40, "forty full answers would not fit one call"
+    assert plan_reduce_groups(short, ctx, LIMITS) == [list(range(40))], "forty short ones do: one call"
+    groups = plan_reduce_groups(longer, ctx, LIMITS)
+    sizes = output_sizes(longer, ctx, LIMITS)
+    assert len(groups) == -(-sum(sizes) // budget) and all(sum(sizes[i] for i in g) <= budget for g in groups)
+    assert max(map(len, groups)) - min(map(len, groups)) <= 1, "even groups: the longest call sets the pace"
+
+
+def test_answers_that_found_nothing_take_no_room_once_one_found_something() -> None:
+    outputs = ["NO RELEVANT DATA FOUND\nfiller", "", "the pool ran dry", "**NO RELEVANT DATA FOUND**", "retry storm"]
+    assert reduce_inputs(outputs) == [2, 4]
+    assert reduce_inputs(["NO RELEVANT DATA FOUND\nlogs", " ", "NO RELEVANT DATA FOUND\nmetrics"]) == [0, 2]
+    assert reduce_inputs(["", "  "]) == []
 
 
 def test_outputs_longer_than_their_answer_slot_are_regrouped_by_their_real_size() -> None:

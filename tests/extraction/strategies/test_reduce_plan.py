@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from extraction.errors import InvalidInput, ReduceDepthError
 from extraction.strategies.reduce_plan import (
     ensure_depth,
+    even_groups,
     group_for_reduce,
     levels_needed,
     uniform_groups,
@@ -67,6 +68,22 @@ def test_groups_partition_in_order_and_fit(sizes: list[int], budget: int) -> Non
             neighbours = [groups[p] for p in (position - 1, position + 1) if 0 <= p < len(groups)]
             # alone only if it could not simply join a neighbouring group
             assert all(sum(sizes[i] for i in other) + sizes[item] > budget for other in neighbours)
+
+
+def test_even_groups_keep_the_count_and_shrink_the_largest() -> None:
+    sizes = [10] * 10
+    assert group_for_reduce(sizes, 60) != even_groups(sizes, 60) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert even_groups([10, 20, 30], 60) == [[0, 1, 2]]
+    assert even_groups([3, 3, 50, 3, 3], 10) == [[0, 1], [2], [3, 4]], "a lone output keeps the DP's groups"
+
+
+@settings(max_examples=150, deadline=None)
+@given(sizes=st.lists(st.integers(0, 120), max_size=40), budget=st.integers(1, 300))
+def test_even_groups_are_as_many_as_and_no_larger_than_the_dps(sizes: list[int], budget: int) -> None:
+    plain, even = group_for_reduce(sizes, budget), even_groups(sizes, budget)
+    assert [i for group in even for i in group] == list(range(len(sizes))) and len(even) == len(plain)
+    largest = lambda groups: max((sum(sizes[i] for i in g) for g in groups), default=0)  # noqa: E731
+    assert largest(even) <= largest(plain)
 
 
 def test_depth_guard() -> None:
