@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -191,6 +192,12 @@ class Settings(BaseSettings):
     def _empty_means_unset(cls, value: object) -> object:
         """`TOOLOUT_MODEL_API_BASE=` (empty) must mean "the provider's default", not an empty URL."""
         return None if value == "" else value
+
+    @field_validator("map_fallbacks", "reduce_fallbacks", "agent_fallbacks", "allowed_models", "models", mode="before")
+    @classmethod
+    def _json_text(cls, value: object) -> object:
+        """JSON text given as a value (not through the environment, which decodes it): decode it the same way."""
+        return json.loads(value) if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _timeouts_are_ordered(self) -> Settings:

@@ -31,9 +31,10 @@ class Bucket:
 
 @dataclass
 class ServedCounts:
-    """What the server answered: calls served, calls refused with a 429 by the limits, first and last served."""
+    """Calls the limits let through (an injected fault may still fail them), calls they refused with a 429, and
+    when the first and the last were let through."""
 
-    answered: int = 0
+    admitted: int = 0
     rate_limited: int = 0
     first_at: float | None = None
     last_at: float | None = None
@@ -63,7 +64,7 @@ class ProviderLimits:
                 return wait
             for name, bucket in buckets.items():
                 bucket.level -= wanted[name][1]
-            self.counts.answered += 1
+            self.counts.admitted += 1
             self.counts.first_at = self.counts.first_at or time.time()
             self.counts.last_at = time.time()
             return 0.0

@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from infra.offline_model.config import HEADER, OfflineModelConfig
-from infra.offline_model.limits import ProviderLimits
+from infra.offline_model.limits import ProviderLimits, ServedCounts
 from infra.offline_model.prompt import message_text
 from infra.offline_model.responder import NAME, Answer, respond
 from infra.offline_model.targeting import injected_error
@@ -56,6 +56,12 @@ def create_app(config: OfflineModelConfig | None = None) -> FastAPI:
     @app.get("/stats")
     async def stats() -> dict[str, Any]:
         """Calls answered and refused by the rpm/tpm limits, and when answering began and ended."""
+        return {"rpm": limits.rpm, "tpm": limits.tpm, **dataclasses.asdict(limits.counts)}
+
+    @app.delete("/stats")
+    async def reset_stats() -> dict[str, Any]:
+        """Start counting afresh (a bench measures one run at a time); the limits' buckets are kept."""
+        limits.counts = ServedCounts()
         return {"rpm": limits.rpm, "tpm": limits.tpm, **dataclasses.asdict(limits.counts)}
 
     async def chat(request: Request) -> JSONResponse:

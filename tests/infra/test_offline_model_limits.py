@@ -17,7 +17,7 @@ def test_requests_past_the_rpm_are_refused_until_the_bucket_refills() -> None:
     assert limits.admit(0, now=0.0) == 0 and limits.admit(0, now=0.0) == 0
     assert limits.admit(0, now=0.0) == pytest.approx(30.0)
     assert limits.admit(0, now=30.0) == 0
-    assert (limits.counts.answered, limits.counts.rate_limited) == (3, 1)
+    assert (limits.counts.admitted, limits.counts.rate_limited) == (3, 1)
 
 
 def test_tokens_per_minute_charge_prompt_and_max_tokens() -> None:
@@ -33,7 +33,7 @@ def test_the_server_answers_429_past_its_rpm_and_counts_it() -> None:
     assert int(answers[2].headers["retry-after-ms"]) > 1000
     assert answers[2].json()["error"]["type"] == "rate_limit_error"
     stats = client.get("/stats").json()
-    assert (stats["rpm"], stats["answered"], stats["rate_limited"]) == (2, 2, 1)
+    assert (stats["rpm"], stats["admitted"], stats["rate_limited"]) == (2, 2, 1)
 
 
 def test_the_limits_come_from_the_environment() -> None:
