@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -59,7 +60,7 @@ def test_concurrent_reservations_never_share_a_slot(limiter: RateLimiter) -> Non
 
     with ThreadPoolExecutor(32) as pool:
         sends = sorted(pool.map(send_at, range(32)))
-    gaps = [b - a for a, b in zip(sends[11:], sends[12:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(sends[11:])]
     assert all(gap == pytest.approx(0.1, abs=0.03) for gap in gaps), gaps
     assert sends[-1] - sends[0] == pytest.approx(32 * 0.1 - 1.1, abs=0.15)
 
