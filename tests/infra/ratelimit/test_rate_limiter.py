@@ -34,22 +34,22 @@ def limiter(request: pytest.FixtureRequest) -> RateLimiter:
 def test_calls_leave_at_the_rpm_pace_after_a_burst_of_one_second(limiter: RateLimiter) -> None:
     """60 rpm: a call a second; the burst lets the second call go at once, the rest queue one second apart."""
     waits = [limiter.reserve("m", RateLimit(rpm=60), 0) for _ in range(5)]
-    assert waits[:2] == [pytest.approx(0, abs=0.05)] * 2
-    assert waits[2:] == [pytest.approx(1, abs=0.05), pytest.approx(2, abs=0.05), pytest.approx(3, abs=0.05)]
+    assert waits[:2] == [pytest.approx(0, abs=0.15)] * 2
+    assert waits[2:] == [pytest.approx(1, abs=0.15), pytest.approx(2, abs=0.15), pytest.approx(3, abs=0.15)]
 
 
 def test_tokens_per_minute_pace_large_calls(limiter: RateLimiter) -> None:
     """600 tpm = 10 tokens a second: a 20-token call books two seconds of the model's tokens."""
     limit = RateLimit(tpm=600)
     waits = [limiter.reserve("m", limit, 20) for _ in range(3)]
-    assert waits == [pytest.approx(0, abs=0.05), pytest.approx(1, abs=0.05), pytest.approx(3, abs=0.05)]
+    assert waits == [pytest.approx(0, abs=0.15), pytest.approx(1, abs=0.15), pytest.approx(3, abs=0.15)]
 
 
 def test_models_are_paced_apart(limiter: RateLimiter) -> None:
     limit = RateLimit(rpm=60)
     for _ in range(3):
         limiter.reserve("m", limit, 0)
-    assert limiter.reserve("m2", limit, 0) == pytest.approx(0, abs=0.05)
+    assert limiter.reserve("m2", limit, 0) == pytest.approx(0, abs=0.15)
 
 
 def test_concurrent_reservations_never_share_a_slot(limiter: RateLimiter) -> None:
@@ -92,7 +92,7 @@ def test_the_pacer_reports_a_waiting_call_and_what_it_waited() -> None:
         pacer.pace("m")
         pacer.pace("m")
         pacer.pace("unlimited")
-    assert heard == [(1, 0.0), (-1, slept[0])] and slept[0] == pytest.approx(1.0, abs=0.05)
+    assert heard == [(1, 0.0), (-1, slept[0])] and slept[0] == pytest.approx(1.0, abs=0.15)
     assert scope.attempted == ["m", "m", "unlimited"]
 
 
