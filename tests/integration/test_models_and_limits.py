@@ -68,6 +68,9 @@ def wait_all(stack: ModelsStack, job_ids: list[str], timeout: float = 240) -> tu
 
 
 def test_jobs_at_once_stay_under_the_models_rpm_at_its_pace_and_all_succeed(models_stack: ModelsStack) -> None:
+    """Measured on warm workers: a worker thread's first model call takes seconds to leave after its slot (litellm's
+    client set-up), so a cold start sends its first calls late and together, within the provider's burst."""
+    wait_all(models_stack, submit_jobs(models_stack, 2))  # warm-up
     models_stack.reset_model_stats()
     jobs, most_waiting = wait_all(models_stack, submit_jobs(models_stack, JOBS))
     assert [job["status"] for job in jobs] == ["succeeded"] * JOBS
@@ -78,7 +81,7 @@ def test_jobs_at_once_stay_under_the_models_rpm_at_its_pace_and_all_succeed(mode
     assert cheap["admitted"] == maps > 60
     rate = (cheap["admitted"] - 1) / (cheap["last_at"] - cheap["first_at"]) * 60
     print(f"\n{cheap['admitted']} map calls at {rate:.0f} a minute (limit {RPM}), most waiting at once {most_waiting}")
-    assert rate >= 0.9 * RPM, f"{rate:.0f} calls a minute against a limit of {RPM}"
+    assert 0.9 * RPM <= rate <= 1.5 * RPM, f"{rate:.0f} calls a minute against a limit of {RPM} (and a 1 s burst)"
     assert most_waiting > 0, "calls waiting for their turn show on their jobs"
     assert sum(job["rate_limit_wait_seconds"] for job in jobs) > 0
 
