@@ -61,3 +61,19 @@ def test_only_allowed_models_may_be_requested() -> None:
     assert refused.value.code == "model_not_allowed" and refused.value.details["allowed_models"] == [
         "openai/gpt-4o-mini"
     ]
+
+
+def test_readyz_probes_each_stage_models_own_endpoint() -> None:
+    from infra.model_probe import model_endpoints
+
+    settings = Settings(
+        model="openai/gpt-4o",
+        model_api_base="http://big/v1",
+        map_model="openai/gpt-4o-mini",
+        models={"openai/gpt-4o-mini": {"api_base": "http://small/v1"}},
+    )
+    assert [(e.check_name, e.model, e.api_base) for e in model_endpoints(settings)] == [
+        ("model:map", "openai/gpt-4o-mini", "http://small/v1"),
+        ("model:reduce", "openai/gpt-4o", "http://big/v1"),
+        ("model:agent", "openai/gpt-4o", "http://big/v1"),
+    ]
