@@ -55,8 +55,11 @@ class Services:
         assert self.model_probe is not None  # set in __post_init__
         return self.model_probe
 
-    def model_limits(self) -> ModelLimits:
-        return self.limits if self.limits is not None else model_limits_for(self.settings)
+    def model_limits(self, model: str | None = None) -> ModelLimits:
+        """`model`'s limits (default: the map stage's); a `limits` given to the services serves every model."""
+        if self.limits is not None:
+            return self.limits
+        return model_limits_for(self.settings, model or self.settings.stage_model("map"))
 
     @property
     def records(self) -> RecordStore:

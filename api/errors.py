@@ -28,7 +28,14 @@ from extraction.directives.file_paths import InvalidFilePath
 from extraction.directives.specs import DirectiveError, InvalidDestination, InvalidSource
 from extraction.errors import Conflict, InvalidInput, NotFound, PatternError, PayloadTooLarge, ToolOutError
 from extraction.variables.errors import VariableError
-from infra.errors import BackendUnavailable, BudgetExceeded, IdempotencyKeyReused, TooManyRequests, Unauthorized
+from infra.errors import (
+    BackendUnavailable,
+    BudgetExceeded,
+    IdempotencyKeyReused,
+    ModelNotAllowed,
+    TooManyRequests,
+    Unauthorized,
+)
 from infra.webhooks import InvalidCallbackUrl, WebhooksNotConfigured
 
 log = logging.getLogger("toolout.api")
@@ -46,6 +53,7 @@ _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     RangeNotSatisfiable: 416,
     IdempotencyKeyReused: 422,
     BudgetExceeded: 422,
+    ModelNotAllowed: 422,
     # variables, routing and buffer_ops: the request named or addressed something wrongly
     VariableError: 422,
     InvalidFilePath: 422,

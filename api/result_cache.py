@@ -23,11 +23,13 @@ from infra.resultcache.reuse import answered_from, cacheable
 log = logging.getLogger("toolout.api")
 
 
-def request_key(services: Services, tenant: str, output: OutputRecord, extract: str, mode: str) -> str | None:
-    """The request's cache key, or None when this deployment keeps no result cache (TTL 0)."""
+def request_key(
+    services: Services, tenant: str, output: OutputRecord, extract: str, mode: str, model: str | None = None
+) -> str | None:
+    """The request's cache key (its stages' models in it), or None when this deployment keeps no result cache."""
     if services.settings.result_cache_ttl_seconds <= 0:
         return None
-    return cache_key(services.settings, tenant=tenant, output=output, extract=extract, mode=mode)
+    return cache_key(services.settings, tenant=tenant, output=output, extract=extract, mode=mode, model=model)
 
 
 def find_source(services: Services, key: str, tenant: str) -> JobRecord | None:
@@ -50,7 +52,14 @@ def serve_cached(
     Its own `callback_url`, if the request gave one, is called like any finished job's.
     """
     settings = services.settings
-    requested = new_job(output, body.extract, body.mode, model=settings.model, callback_url=body.callback_url)
+    requested = new_job(
+        output,
+        body.extract,
+        body.mode,
+        model=body.model or settings.model,
+        callback_url=body.callback_url,
+        stage_models=settings.stage_models(body.model),
+    )
     job = answered_from(source, requested)
     services.jobs.create_finished(job)
     offer(services, key, job)

@@ -175,6 +175,11 @@ class ExtractionRequest(BaseModel):
     callback_url: Annotated[str, StringConstraints(max_length=2048)] | None = Field(
         None, description="http(s) URL the finished job is POSTed to, signed (see GET /v1/webhooks/secret)"
     )
+    model: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)] | None = Field(
+        None,
+        description="the litellm model every stage of this job calls, one of the deployment's allowed models "
+        "(TOOLOUT_ALLOWED_MODELS; any other is refused with 422 model_not_allowed); default: each stage's own",
+    )
 
 
 class WebhookSecret(BaseModel):

@@ -6,6 +6,10 @@ in flight). Instead the job store adds every usage it counts on a job to one set
 and model, in the same atomic step (a redelivered part is counted once, like on the job), and this
 collector reads those totals at each scrape. They are the same on every API instance: aggregate
 with `max`, not `sum`. They restart from zero with Redis, which Prometheus counters allow (a reset).
+
+`toolout_model_*_total{tenant, model, stage}` count every model call as it was made, under the model that
+answered it and the stage that made it (`JobStore.count_model_call`): a cheap map model and a strong
+reduce model (or a fallback) each show their own calls, tokens and cost.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
 from extraction.errors import ToolOutError
+from extraction.protocols import Usage
 from infra.jobstore.base import UsageTotal
+from infra.jobstore.model_calls import ModelUsageTotal
 
 log = logging.getLogger("toolout.api")
 
@@ -29,29 +35,51 @@ UNKNOWN_MODEL = "unknown"
 class UsageTotals(Protocol):
     def usage_totals(self) -> list[UsageTotal]: ...
 
+    def model_usage_totals(self) -> list[ModelUsageTotal]: ...
+
 
 class UsageCollector(Collector):
     def __init__(self, store: UsageTotals) -> None:
         self._store = store
 
     def describe(self) -> Iterator[CounterMetricFamily]:
-        yield from _families()
+        yield from (*_families(), *_model_families())
 
     def collect(self) -> Iterator[CounterMetricFamily]:
         try:
             totals = self._store.usage_totals()
+            by_model = self._store.model_usage_totals()
         except ToolOutError as exc:  # Redis down: the scrape still answers, without these series
             log.warning("metrics: usage totals unavailable: %s", exc.message)
             return
-        calls, inputs, outputs, cost = _families()
+        families = _families()
         for total in totals:
-            labels = [total.tenant, total.model or UNKNOWN_MODEL]
-            calls.add_metric(labels, total.usage.calls)
-            inputs.add_metric(labels, total.usage.input_tokens)
-            outputs.add_metric(labels, total.usage.output_tokens)
-            if total.usage.cost_usd is not None:
-                cost.add_metric(labels, total.usage.cost_usd)
-        yield from (calls, inputs, outputs, cost)
+            _add(families, [total.tenant, total.model or UNKNOWN_MODEL], total.usage)
+        per_model = _model_families()
+        for found in by_model:
+            _add(per_model, [found.tenant, found.model, found.stage], found.usage)
+        yield from (*families, *per_model)
+
+
+def _add(families: tuple[CounterMetricFamily, ...], labels: list[str], usage: Usage) -> None:
+    calls, inputs, outputs, cost = families
+    calls.add_metric(labels, usage.calls)
+    inputs.add_metric(labels, usage.input_tokens)
+    outputs.add_metric(labels, usage.output_tokens)
+    if usage.cost_usd is not None:
+        cost.add_metric(labels, usage.cost_usd)
+
+
+def _model_families() -> tuple[CounterMetricFamily, ...]:
+    labels = ["tenant", "model", "stage"]
+    return (
+        CounterMetricFamily("toolout_model_calls", "Model calls made, by the model that answered", labels=labels),
+        CounterMetricFamily("toolout_model_input_tokens", "Input tokens of those calls", labels=labels),
+        CounterMetricFamily("toolout_model_output_tokens", "Output tokens of those calls", labels=labels),
+        CounterMetricFamily(
+            "toolout_model_cost_usd", "Their cost by litellm's cost map (priced models only)", labels=labels
+        ),
+    )
 
 
 def _families() -> tuple[CounterMetricFamily, ...]:

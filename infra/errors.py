@@ -91,3 +91,9 @@ class BudgetExceeded(InvalidInput):
     """The job's estimate is over the `max_input_tokens` / `max_cost_usd` it was sent with (nothing ran)."""
 
     code = "budget_exceeded"
+
+
+class ModelNotAllowed(InvalidInput):
+    """A request named a model the operator did not put in `TOOLOUT_ALLOWED_MODELS` (422, nothing ran)."""
+
+    code = "model_not_allowed"

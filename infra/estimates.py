@@ -9,9 +9,11 @@ follows the reduce plan the job will follow; this module only adds the deploymen
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
+from extraction.documents.chunking import Chunk
 from extraction.errors import ExtractionError
 from extraction.strategies import estimate
 from extraction.strategies.mapreduce import ModelLimits
@@ -30,12 +32,31 @@ from infra.settings import Settings
 
 Pricer = Callable[[str, int, int], float | None]
 """(model, input tokens, output tokens) → USD, or None when the model has no price."""
+Limits = Callable[[str], ModelLimits]
+"""model → its limits (`infra.model_info.model_limits_for`, or one set of limits for every model in tests)."""
+
+
+class StageEstimate(BaseModel):
+    """One stage's share of the estimate (map calls, reduce calls, agent turns), priced with its own model."""
+
+    stage: str
+    model: str
+    calls: int
+    input_tokens: int
+    input_tokens_max: int
+    output_tokens: int
+    output_tokens_max: int
+    cost_usd: float | None
+    cost_usd_max: float | None
 
 
 class ExtractionEstimate(estimate.UsageEstimate):
     """A job's expected route, calls, tokens and cost; `*_max` are upper bounds."""
 
-    model: str
+    model: str = Field(description="the model the request named, else the deployment's TOOLOUT_MODEL")
+    stages: list[StageEstimate] = Field(
+        default_factory=list, description="each stage that calls a model, with its model and price"
+    )
     mode: Mode = Field(description="the strategy the job would run (auto resolved)")
     routing_reason: str
     chunks: int = Field(description="chunks the job would map (0 unless full-chunked)")
@@ -52,17 +73,22 @@ def estimate_extraction(
     settings: Settings,
     blobs: BlobStore,
     records: RecordStore,
-    limits: ModelLimits,
+    limits: ModelLimits | Limits,
     price: Pricer = price_usd,
+    requested_model: str | None = None,
 ) -> ExtractionEstimate:
-    """The estimate of extracting `extract` from `output` in `mode` on this deployment's model."""
+    """The estimate of extracting `extract` from `output` in `mode`, each stage on its own model.
+
+    `limits` is a model's limits by name, or one set of limits for every model (tests)."""
+    limits_of = limits if callable(limits) else (lambda _model, fixed=limits: fixed)
+    stage = Stages(settings.stage_models(requested_model), limits_of, price, requested_model or settings.model)
     ctx = prompt_context(output, extract)
     rules = planning_rules(settings)
     try:
-        budget = chunk_budget_for(ctx, limits, rules)
+        budget = chunk_budget_for(ctx, stage.limits("map"), rules)
     except ExtractionError as exc:  # the job's start step falls back to truncate on the same error
         decision = RoutingDecision(mode=Mode.TRUNCATE, reason=f"fallback: {exc.message}")
-        return _priced(settings, decision, 0, estimate.no_model_calls(), [], price)
+        return stage.priced(decision, 0, estimate.no_model_calls(), [], [])
     stats = output.stats
     kind = structured_kind(blobs, output) if Mode.parse(mode) is Mode.AUTO else None
     decision = route_document(
@@ -74,16 +100,107 @@ def estimate_extraction(
         structured=kind.value if kind else None,
     )
     if decision.mode is Mode.TRUNCATE:
-        return _priced(settings, decision, 0, estimate.no_model_calls(), [], price)
+        return stage.priced(decision, 0, estimate.no_model_calls(), [], [])
     if decision.mode in (Mode.READ_GREP, Mode.QUERY):  # both sub-agents: estimated by their bounds
-        usage = read_grep_usage(output, ctx, settings, limits)
-        return _priced(settings, decision, 0, usage, [_BOUNDS_NOTE], price)
+        usage = read_grep_usage(output, ctx, settings, stage.limits("agent"))
+        return stage.priced(decision, 0, usage, [stage.share("agent", usage)], [_BOUNDS_NOTE])
     chunks = plan_output_chunks(blobs, records, output, budget, rules.chunk_overlap)
     usage = estimate.full_chunked(
-        chunks, ctx, limits, overlap_percent=rules.overlap_percent, answer_tokens=settings.estimate_answer_tokens
+        chunks,
+        ctx,
+        stage.limits("reduce"),
+        overlap_percent=rules.overlap_percent,
+        answer_tokens=settings.estimate_answer_tokens,
     )
-    notes = full_chunked_notes(usage, settings, bounded=estimate.full_answers_fit(ctx, limits))
-    return _priced(settings, decision, len(chunks), usage, notes, price)
+    shares = map_and_reduce(stage, chunks, ctx, usage, rules.overlap_percent, settings.estimate_answer_tokens)
+    usage = usage.model_copy(update=_summed(shares))
+    notes = full_chunked_notes(usage, settings, bounded=estimate.full_answers_fit(ctx, stage.limits("reduce")))
+    return stage.priced(decision, len(chunks), usage, shares, notes)
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The job's model per stage, their limits and prices."""
+
+    models: dict[str, str]
+    limits_of: Limits
+    price: Pricer
+    model: str
+
+    def limits(self, stage: str) -> ModelLimits:
+        return self.limits_of(self.models[stage])
+
+    def share(self, stage: str, usage: estimate.UsageEstimate | _Tokens) -> StageEstimate:
+        model = self.models[stage]
+        cost = self.price(model, usage.input_tokens, usage.output_tokens) if usage.calls else 0.0
+        cost_max = self.price(model, usage.input_tokens_max, usage.output_tokens_max) if usage.calls else 0.0
+        fields = {name: getattr(usage, name) for name in _TOKEN_FIELDS}
+        return StageEstimate(stage=stage, model=model, cost_usd=cost, cost_usd_max=cost_max, **fields)
+
+    def priced(
+        self,
+        decision: RoutingDecision,
+        chunks: int,
+        usage: estimate.UsageEstimate,
+        shares: list[StageEstimate],
+        notes: list[str],
+    ) -> ExtractionEstimate:
+        costs = [share.cost_usd for share in shares]
+        costs_max = [share.cost_usd_max for share in shares]
+        return ExtractionEstimate(
+            **usage.model_dump(),
+            model=self.model,
+            stages=shares,
+            mode=decision.mode,
+            routing_reason=decision.reason,
+            chunks=chunks,
+            cost_usd=None if None in costs else sum(c or 0.0 for c in costs),
+            cost_usd_max=None if None in costs_max else sum(c or 0.0 for c in costs_max),
+            notes=notes,
+        )
+
+
+_TOKEN_FIELDS = ("calls", "input_tokens", "input_tokens_max", "output_tokens", "output_tokens_max")
+
+
+@dataclass(frozen=True)
+class _Tokens:
+    calls: int
+    input_tokens: int
+    input_tokens_max: int
+    output_tokens: int
+    output_tokens_max: int
+
+
+def map_and_reduce(
+    stage: Stages,
+    chunks: list[Chunk],
+    ctx: PromptContext,
+    usage: estimate.UsageEstimate,
+    overlap_percent: float,
+    answer_tokens: int,
+) -> list[StageEstimate]:
+    """The map calls on the map model (with its own output cap), the rest of `usage` (the reduce tree) on the
+    reduce model."""
+    map_limits, reduce_limits = stage.limits("map"), stage.limits("reduce")
+    maps_in = sum(estimate.map_call_tokens(c, len(chunks), ctx, map_limits, overlap_percent) for c in chunks)
+    n = len(chunks)
+    answer = min(answer_tokens, map_limits.max_output_tokens)
+    maps = _Tokens(n, maps_in, maps_in, n * answer, n * map_limits.max_output_tokens)
+    reduce_answer = min(answer_tokens, reduce_limits.max_output_tokens)
+    r = usage.reduce_calls
+    reduces = _Tokens(
+        r,
+        usage.input_tokens - maps_in,
+        usage.input_tokens_max - maps_in,
+        r * reduce_answer,
+        r * reduce_limits.max_output_tokens,
+    )
+    return [stage.share("map", maps), stage.share("reduce", reduces)]
+
+
+def _summed(shares: list[StageEstimate]) -> dict[str, int]:
+    return {name: sum(getattr(share, name) for share in shares) for name in _TOKEN_FIELDS if name != "calls"}
 
 
 def prompt_context(output: OutputRecord, extract: str) -> PromptContext:
@@ -148,27 +265,6 @@ def full_chunked_notes(usage: estimate.UsageEstimate, settings: Settings, *, bou
             "would fall back to truncate when the budget runs out"
         )
     return notes
-
-
-def _priced(
-    settings: Settings,
-    decision: RoutingDecision,
-    chunks: int,
-    usage: estimate.UsageEstimate,
-    notes: list[str],
-    price: Pricer,
-) -> ExtractionEstimate:
-    model = settings.model
-    return ExtractionEstimate(
-        **usage.model_dump(),
-        model=model,
-        mode=decision.mode,
-        routing_reason=decision.reason,
-        chunks=chunks,
-        cost_usd=price(model, usage.input_tokens, usage.output_tokens) if usage.calls else 0.0,
-        cost_usd_max=price(model, usage.input_tokens_max, usage.output_tokens_max) if usage.calls else 0.0,
-        notes=notes,
-    )
 
 
 def check_budget(found: ExtractionEstimate, *, max_input_tokens: int | None, max_cost_usd: float | None) -> None:

@@ -99,6 +99,9 @@ USAGE_TOTALS = f"{PREFIX}:metrics:usage"
 """Hash: `<tenant>\\x1f<model>\\x1f<calls|input_tokens|output_tokens|cost_usd>` → sum over every job since this Redis
 began, counted in the same Lua step as the job's own usage; what `/metrics` exposes per tenant and model (no TTL)."""
 
+MODEL_USAGE_TOTALS = f"{PREFIX}:metrics:model_usage"
+"""Hash: `<tenant>\\x1f<model>\\x1f<stage>\\x1f<counter>` → every model call, under the model that answered it."""
+
 CHUNKS_FAILED_TOTAL = f"{PREFIX}:metrics:chunks_failed"
 """Hash: stage (`map`, `reduce`) → chunks lost since this Redis began; what `/metrics` exposes (no TTL)."""
 
@@ -136,3 +139,8 @@ def idempotency(tenant: str, key_digest: str) -> str:
 def idempotency_lock(tenant: str, key_digest: str) -> str:
     """String set NX while the first request with that Idempotency-Key is in flight (short TTL)."""
     return f"{PREFIX}:idempotency:{tenant}:{key_digest}:lock"
+
+
+def model_rate_limit(model: str) -> str:
+    """Hash: the model's limiter state (`r_tat`, `t_tat`: ms); expires a minute after its last reserved slot."""
+    return f"{PREFIX}:ratelimit:{model}"

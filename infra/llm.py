@@ -18,6 +18,7 @@ from extraction.protocols import LLMReply, Message, ToolCall, Usage
 from infra.errors import LLMCallError, LLMRateLimited, LLMTimeout
 
 if TYPE_CHECKING:
+    from infra.ratelimit.pacing import Pacer
     from infra.settings import Settings
 
 SKIP_MCP = """Our tools are plain functions, never litellm MCP-gateway tools. Without this flag litellm
@@ -74,8 +75,10 @@ class LiteLLMClient:
         timeout: float = 60.0,
         num_retries: int = 2,
         extra_headers: dict[str, str] | None = None,
+        pacer: Pacer | None = None,
     ) -> None:
         require_retry_support(num_retries)
+        self.pacer = pacer
         self.model = model
         self.api_base = api_base
         self._api_key = api_key
@@ -100,8 +103,11 @@ class LiteLLMClient:
         tools: list[dict[str, Any]] | None = None,
         max_tokens: int | None = None,
     ) -> LLMReply:
-        """One chat completion; provider failures surface as `LLMCallError` and its children."""
+        """One chat completion, paced under the model's provider limits; provider failures surface as
+        `LLMCallError` and its children."""
         litellm = _litellm()
+        if self.pacer is not None:
+            self.pacer.pace(self.model)
         try:
             response = litellm.completion(**self._request(messages, tools, max_tokens))
         except Exception as exc:
@@ -206,12 +212,16 @@ def model_limits(model: str, *, default_context: int, default_max_output: int) -
     return int(context), int(min(output, default_max_output)) if output else default_max_output
 
 
-def client_from_settings(settings: Settings) -> LiteLLMClient:
-    """The process's model client, configured from `TOOLOUT_MODEL*` settings."""
+def client_from_settings(settings: Settings, model: str | None = None, *, pacer: Pacer | None = None) -> LiteLLMClient:
+    """A client for `model` (default: `TOOLOUT_MODEL`) at its endpoint (`TOOLOUT_MODELS`, else the
+    `TOOLOUT_MODEL_API_*` settings)."""
+    model = model or settings.model
+    endpoint = settings.model_config_for(model)
     return LiteLLMClient(
-        settings.model,
-        api_base=settings.model_api_base,
-        api_key=settings.model_api_key,
+        model,
+        api_base=endpoint.api_base,
+        api_key=endpoint.api_key,
         timeout=settings.model_timeout_seconds,
         num_retries=settings.model_num_retries,
+        pacer=pacer,
     )

@@ -16,11 +16,26 @@ if TYPE_CHECKING:
     from infra.settings import Settings
 
 
-def model_limits_for(settings: Settings) -> ModelLimits:
-    """Context and output reservation from litellm's model map, or the settings' defaults for unknown models."""
-    return _limits(
-        settings.model, settings.model_context_tokens, settings.model_max_output_tokens, settings.tokenizer_encoding
+def model_limits_for(settings: Settings, model: str | None = None) -> ModelLimits:
+    """`model`'s (default: `TOOLOUT_MODEL`) context and output reservation: the operator's `TOOLOUT_MODELS`
+    entry, else litellm's model map, else the settings' defaults for models litellm does not know."""
+    model = model or settings.model
+    own = settings.models.get(model)
+    context = own.context_tokens if own and own.context_tokens else settings.model_context_tokens
+    output = own.max_output_tokens if own and own.max_output_tokens else settings.model_max_output_tokens
+    found = _limits(model, context, output, settings.tokenizer_encoding)
+    if own is None or (own.context_tokens is None and own.max_output_tokens is None):
+        return found
+    return ModelLimits(
+        context_tokens=own.context_tokens or found.context_tokens,
+        max_output_tokens=own.max_output_tokens or found.max_output_tokens,
+        encoding=found.encoding,
     )
+
+
+def stage_limits(settings: Settings, models: dict[str, str]) -> dict[str, ModelLimits]:
+    """Each stage's limits, from the model it calls (`Settings.stage_models`)."""
+    return {stage: model_limits_for(settings, model) for stage, model in models.items()}
 
 
 @lru_cache(maxsize=16)

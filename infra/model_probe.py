@@ -65,6 +65,8 @@ def model_endpoints(settings: Settings) -> list[ModelEndpoint]:
         model = stage_model(stage)
         config = config_for(model)
         endpoints.append(ModelEndpoint(stage, model, config.api_base, config.api_key))
+    if len({(e.model, e.api_base) for e in endpoints}) == 1:  # every stage on one model: one check, `model`
+        return [ModelEndpoint("model", endpoints[0].model, endpoints[0].api_base, endpoints[0].api_key)]
     return endpoints
 
 

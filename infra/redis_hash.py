@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any, Generic, Literal, TypeVar, get_args, get_origin
+from types import UnionType
+from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
@@ -103,10 +104,11 @@ def _plain(value: Any) -> Any:
 
 def _scalar(annotation: Any) -> bool:
     """str, int, float, bool, enums, and `X | None` of those: stored as text rather than JSON."""
-    if get_origin(annotation) is Literal:
+    origin = get_origin(annotation)
+    if origin is Literal:
         return True
-    if get_origin(annotation) in (list, dict, tuple, set, frozenset):
-        return False  # `list[str]`: its argument is a scalar, the list is not (stored as JSON)
+    if origin is not None and origin not in (Union, UnionType):
+        return False  # dict[str, str], list[int]: containers, whatever they hold
     options = get_args(annotation) or (annotation,)
     return all(option in _SCALARS or (isinstance(option, type) and issubclass(option, Enum)) for option in options)
 

@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+STAGES = ("map", "reduce", "agent")
+"""The stages a job calls a model in: map calls, reduce calls, the read-grep sub-agent's turns."""
+
+
+class ModelConfig(BaseModel):
+    """What the operator says about one model (`TOOLOUT_MODELS`, a JSON object keyed by litellm model name).
+
+    Every field is optional: the endpoint defaults to `model_api_base`/`model_api_key`, the limits to
+    litellm's model map (else `model_context_tokens`/`model_max_output_tokens`), and no rpm/tpm means
+    the provider's limits are not paced.
+    """
+
+    api_base: str | None = None
+    api_key: str | None = Field(None, repr=False)
+    context_tokens: int | None = Field(None, ge=1)
+    max_output_tokens: int | None = Field(None, ge=1)
+    rpm: int | None = Field(None, ge=1, description="requests per minute the provider allows (shared by all workers)")
+    tpm: int | None = Field(None, ge=1, description="tokens per minute (prompt + max_tokens) the provider allows")
 
 
 class Settings(BaseSettings):
@@ -50,6 +69,23 @@ class Settings(BaseSettings):
     )
     model_probe_cache_seconds: float = Field(
         5.0, ge=0, description="/readyz: how long a model probe's answer is reused"
+    )
+
+    # --- a model per stage, fallbacks, provider limits (docs/models.md) ----------------------
+    map_model: str | None = Field(None, description="the map calls' model (default: model)")
+    reduce_model: str | None = Field(None, description="the reduce calls' model (default: model)")
+    agent_model: str | None = Field(None, description="the read-grep sub-agent's model (default: model)")
+    map_fallbacks: list[str] = Field(default_factory=list, description="tried in order when the map model fails")
+    reduce_fallbacks: list[str] = Field(default_factory=list)
+    agent_fallbacks: list[str] = Field(default_factory=list)
+    allowed_models: list[str] = Field(
+        default_factory=list, description="models a request may name (`model`); empty = requests cannot choose"
+    )
+    models: dict[str, ModelConfig] = Field(
+        default_factory=dict, description="per litellm model: endpoint, limits, rpm/tpm (JSON)"
+    )
+    rate_limit_burst_seconds: float = Field(
+        1.0, gt=0, description="how far ahead of its model's pace a call may go (rpm/tpm burst tolerance)"
     )
 
     # --- oversize & routing -------------------------------------------------------------------
@@ -166,6 +202,12 @@ class Settings(BaseSettings):
         """`TOOLOUT_MODEL_API_BASE=` (empty) must mean "the provider's default", not an empty URL."""
         return None if value == "" else value
 
+    @field_validator("map_fallbacks", "reduce_fallbacks", "agent_fallbacks", "allowed_models", "models", mode="before")
+    @classmethod
+    def _json_text(cls, value: object) -> object:
+        """JSON text given as a value (not through the environment, which decodes it): decode it the same way."""
+        return json.loads(value) if isinstance(value, str) else value
+
     @model_validator(mode="after")
     def _timeouts_are_ordered(self) -> Settings:
         """LLM timeout < soft limit < hard limit < visibility timeout, or redelivery races the task."""
@@ -197,6 +239,26 @@ class Settings(BaseSettings):
     @property
     def celery_broker_url(self) -> str:
         return self.broker_url or self.redis_url
+
+    def stage_model(self, stage: str) -> str:
+        """The model a stage (`map`, `reduce`, `agent`) calls, unless a request names one."""
+        chosen: str | None = getattr(self, f"{stage}_model")
+        return chosen or self.model
+
+    def stage_models(self, requested: str | None = None) -> dict[str, str]:
+        """Each stage's model for a job: the one the request named, else the stage's own."""
+        return {stage: requested or self.stage_model(stage) for stage in STAGES}
+
+    def model_chain(self, stage: str, model: str) -> list[str]:
+        """`model`, then the stage's fallbacks in order (each model once)."""
+        fallbacks: list[str] = getattr(self, f"{stage}_fallbacks")
+        return list(dict.fromkeys([model, *fallbacks]))
+
+    def model_config_for(self, model: str) -> ModelConfig:
+        """The operator's word on `model`; its endpoint defaults to the deployment's `model_api_base`/`_key`."""
+        own = self.models.get(model, ModelConfig())
+        defaults = {"api_base": self.model_api_base, "api_key": self.model_api_key}
+        return own.model_copy(update={k: v for k, v in defaults.items() if getattr(own, k) is None})
 
 
 def parse_sentinels(text: str) -> list[tuple[str, int]]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from infra.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
 from infra.blobstore import BlobStore, open_blob_store_from_settings
 from infra.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
 from infra.jobstore import JobStore, MemoryJobStore, RedisJobStore
 from infra.jobstore.end_feed import RedisEndFeed
+from infra.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from infra.records import MemoryRecordStore, RecordStore, RedisRecordStore
 from infra.redis_client import connect, redis_errors
 from infra.resultcache import MemoryResultCache, RedisResultCache, ResultCache
@@ -41,6 +42,8 @@ class Stores:
     close: Callable[[], None]
     follow_ends: Callable[[EndListener], Callable[[], None]]
     """Start calling the listener with every job that ends, in any process; returns the function that stops it."""
+    limiter: RateLimiter = field(default_factory=MemoryRateLimiter)
+    """Provider limits (rpm/tpm per model) shared by every process on the same Redis."""
 
 
 def open_stores(settings: Settings) -> Stores:
@@ -63,6 +66,7 @@ def memory_stores(settings: Settings, blobs: BlobStore) -> Stores:
         ping=lambda: True,
         close=lambda: None,
         follow_ends=lambda listener: _follow_in_process(jobs, listener),
+        limiter=MemoryRateLimiter(burst_seconds=settings.rate_limit_burst_seconds),
     )
 
 
@@ -85,6 +89,7 @@ def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
         ping=ping,
         close=client.close,
         follow_ends=lambda listener: RedisEndFeed(client, listener).start().stop,
+        limiter=RedisRateLimiter(client, burst_seconds=settings.rate_limit_burst_seconds),
     )
 
 

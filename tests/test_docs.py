@@ -23,6 +23,7 @@ RUN_BY = {
     "guides/mcp-proxy.md": ["tests/toolout/mcp/test_proxy_cli.py"],
     "guides/variables.md": ["tests/api/test_docs_variables_guide.py"],
     "reference/rest.md": ["tests/infra/test_webhooks.py"],
+    "models.md": ["tests/infra/test_settings_models.py"],  # the recipe's exports, read as Settings
 }
 """Pages with python, bash or json blocks, and the tests that run (or parse and check) those blocks."""
 

@@ -68,9 +68,17 @@ class ToolOutClient(SyncTransport, Endpoints):
     """Synchronous client; one instance per agent process is plenty (it pools connections)."""
 
     def __init__(
-        self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0, http: httpx.Client | None = None
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        http: httpx.Client | None = None,
+        model: str | None = None,
     ) -> None:
-        """`http`: an httpx client to send through instead (e.g. a test client bound to an in-process app)."""
+        """`http`: an httpx client to send through instead (e.g. a test client bound to an in-process app).
+        `model`: what every extraction asks for unless the call names one (the service's allow-list decides)."""
+        self.model = model
         self._http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
         self._http.headers.update(_auth(api_key))
 
@@ -108,8 +116,11 @@ class AsyncToolOutClient(AsyncTransport, Endpoints):
         api_key: str | None = None,
         timeout: float = 60.0,
         http: httpx.AsyncClient | None = None,
+        model: str | None = None,
     ) -> None:
-        """`http`: an httpx async client to send through instead (e.g. one bound to an ASGI app or a mock)."""
+        """`http`: an httpx async client to send through instead (e.g. one bound to an ASGI app or a mock).
+        `model`: as for `ToolOutClient`."""
+        self.model = model
         self._http = http or httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout)
         self._http.headers.update(_auth(api_key))
 

@@ -7,16 +7,17 @@ from extraction.strategies.routing import Mode
 from extraction.texts.prompts import read_grep_messages
 from extraction.texts.tools import sub_agent_tools
 from infra.job_planning import agent_bounds
+from infra.jobstore import JobRecord
 from infra.records import session_prefix
 from infra.stored_output import PinnedTools, StoredOutput, grep_time_budget
 from workers import outcomes
 from workers.gate import job_llm
 from workers.pipeline import load
-from workers.runtime import Runtime
+from workers.runtime import Runtime, stage_limits
 
 
-def bounds(rt: Runtime) -> AgentBounds:
-    return agent_bounds(rt.settings, rt.limits)
+def bounds(rt: Runtime, job: JobRecord) -> AgentBounds:
+    return agent_bounds(rt.settings, stage_limits(rt, job, "agent"))
 
 
 def run_read_grep(rt: Runtime, job_id: str) -> None:
@@ -33,12 +34,12 @@ def run_read_grep(rt: Runtime, job_id: str) -> None:
         live.prompt, handle_filename=live.output.handle, root=session_prefix(live.output.session_id)
     )
     outcome = run_agent(
-        job_llm(rt, job_id),
+        job_llm(rt, live.job, "agent"),
         messages,
         tools=sub_agent_tools(),
         execute=PinnedTools(output),
         nonce=live.job.nonce,
-        bounds=bounds(rt),
+        bounds=bounds(rt, live.job),
         on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
         should_stop=lambda: rt.jobs.is_terminal(job_id),
     )

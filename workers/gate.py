@@ -1,5 +1,10 @@
 """Every model call a job makes passes one gate: the job must still be live and within its call budget.
 
+The gate also opens the call's scope for the pacer (`infra.ratelimit.pacing`): a call waiting for its turn
+under its model's provider limits shows as `calls_waiting` on the job, not as a failure; and once the call
+is answered it is counted under the model that answered it (`JobStore.count_model_call`), with the
+fallback it took, if any.
+
 Wrapping the job's `LLM` (instead of sprinkling checks through the steps) puts the check exactly
 between LLM calls — between the attempts of one map, between agent turns, before each reduce —
 without the pure engine knowing about Redis. A refused call raises an `ExtractionError`, which
@@ -16,8 +21,9 @@ from extraction.errors import ExtractionError
 from extraction.protocols import LLM, LLMReply, Message
 from infra import tracing
 from infra.errors import LLMBudgetExhausted
-from infra.jobstore import JobStore
-from workers.runtime import Runtime
+from infra.jobstore import JobRecord, JobStore, ModelFallback
+from infra.ratelimit.pacing import CallScope, call_scope, request_tokens
+from workers.runtime import Runtime, stage_llm
 
 log = logging.getLogger("toolout.workers")
 
@@ -40,15 +46,34 @@ class GatedLLM:
     job_id: str
     max_calls: int
     reserved: int = 0
+    stage: str = "map"
+    encoding: str = "o200k_base"
 
     def complete(
         self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None
     ) -> LLMReply:
         self._reserve()
-        with tracing.model_span(getattr(self.llm, "model", None), self.job_id) as span:
+        scope = CallScope(
+            count=lambda: request_tokens(messages, tools, max_tokens, self.encoding), on_wait=self._waiting
+        )
+        with tracing.model_span(getattr(self.llm, "model", None), self.job_id) as span, call_scope(scope):
             reply = self.llm.complete(messages, tools=tools, max_tokens=max_tokens)
             tracing.record_usage(span, reply.usage, reply.model)
+        self._count(reply, scope)
         return reply
+
+    def _waiting(self, delta: int, seconds: float) -> None:
+        self.jobs.note_waiting(self.job_id, delta, seconds)
+
+    def _count(self, reply: LLMReply, scope: CallScope) -> None:
+        """Count the call under the model that answered it: the last one its client tried."""
+        first = str(getattr(self.llm, "model", None) or reply.model or "unknown")
+        answered = scope.attempted[-1] if scope.attempted else first
+        fallback = None
+        if answered != first:
+            fallback = ModelFallback(stage=self.stage, model=first, answered_by=answered, attempts=len(scope.attempted))
+            log.warning("job %s: %s call answered by fallback %s (%s failed)", self.job_id, self.stage, answered, first)
+        self.jobs.count_model_call(self.job_id, self.stage, answered, reply.usage, fallback)
 
     def _reserve(self) -> None:
         if self.reserved > 0:
@@ -66,6 +91,14 @@ class GatedLLM:
         )
 
 
-def job_llm(rt: Runtime, job_id: str, *, reserved: int = 0) -> GatedLLM:
-    """The model as one job may use it: gated by liveness and `max_llm_calls_per_job`."""
-    return GatedLLM(rt.llm, rt.jobs, job_id, rt.settings.max_llm_calls_per_job, reserved)
+def job_llm(rt: Runtime, job: JobRecord, stage: str, *, reserved: int = 0) -> GatedLLM:
+    """The model `stage` of the job calls, as the job may use it: gated by liveness and `max_llm_calls_per_job`."""
+    return GatedLLM(
+        stage_llm(rt, job, stage),
+        rt.jobs,
+        job.id,
+        rt.settings.max_llm_calls_per_job,
+        reserved,
+        stage=stage,
+        encoding=rt.settings.tokenizer_encoding,
+    )

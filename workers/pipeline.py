@@ -27,7 +27,7 @@ from infra.jobstore import JobRecord, JobStatus, JobStore
 from infra.records import OutputRecord
 from workers import outcomes, parts
 from workers.gate import job_llm
-from workers.runtime import Runtime
+from workers.runtime import Runtime, stage_limits
 
 log = logging.getLogger("toolout.workers")
 
@@ -144,7 +144,7 @@ def follow(rt: Runtime, live: LiveJob, decision: RoutingDecision, budget: int) -
 
 
 def chunk_budget_for(rt: Runtime, live: LiveJob) -> int:
-    return planning.chunk_budget_for(live.prompt, rt.limits, planning_rules(rt.settings))
+    return planning.chunk_budget_for(live.prompt, stage_limits(rt, live.job, "map"), planning_rules(rt.settings))
 
 
 def overlap_percent(rt: Runtime) -> float:
@@ -199,13 +199,13 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> Settl
     text, _ = decode_lossy(read_content(rt.blobs, current.output, start, end))
     try:
         report, usage = map_chunk(
-            job_llm(rt, job_id, reserved=int(reserved)),
+            job_llm(rt, current.job, "map", reserved=int(reserved)),
             current.prompt,
             text,
             index=index,
             total=current.job.chunks_total,
             overlap_percent=overlap_percent(rt),
-            limits=rt.limits,
+            limits=stage_limits(rt, current.job, "map"),
             attempts=1 + rt.settings.map_retry_on_bad_report,
         )
     except parts.PART_FAILURES as exc:
@@ -291,7 +291,7 @@ def _reduce_or_regroup(rt: Runtime, live: LiveJob, inputs: Inputs, level: int) -
     if len(inputs.texts) <= 1:
         _finish_single(rt, live, inputs.texts[0] if inputs.texts else "")
         return None
-    groups = plan_reduce_groups(inputs.texts, live.prompt, rt.limits)
+    groups = plan_reduce_groups(inputs.texts, live.prompt, stage_limits(rt, live.job, "reduce"))
     tree = [*live.job.reduce_tree[:level], [len(group) for group in groups]]
     if len(groups) == 1:
         _finish_single(rt, live, _final_reduce(rt, live, inputs.texts, level), reduce_tree=tree)
@@ -312,7 +312,11 @@ def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) ->
         return stored
     attempts = 1 + rt.settings.map_retry_on_bad_report
     report, usage = reduce_chunk_outputs(
-        job_llm(rt, live.job.id), live.prompt, outputs, limits=rt.limits, attempts=attempts
+        job_llm(rt, live.job, "reduce"),
+        live.prompt,
+        outputs,
+        limits=stage_limits(rt, live.job, "reduce"),
+        attempts=attempts,
     )
     rt.jobs.record_reduce(live.job.id, level + 1, 0, report.content, usage)
     return rt.jobs.reduce_output(live.job.id, level + 1, 0) or report.content
@@ -341,10 +345,10 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
         return
     try:
         report, usage = reduce_chunk_outputs(
-            job_llm(rt, job_id),
+            job_llm(rt, live.job, "reduce"),
             live.prompt,
             [inputs[i] for i in members],
-            limits=rt.limits,
+            limits=stage_limits(rt, live.job, "reduce"),
             attempts=1 + rt.settings.map_retry_on_bad_report,
         )
     except parts.PART_FAILURES as exc:

@@ -21,7 +21,7 @@ from infra.settings import Settings
 from infra.stored_output import PinnedTools, StoredOutput
 from workers import outcomes, pipeline
 from workers.gate import job_llm
-from workers.runtime import Runtime
+from workers.runtime import Runtime, stage_limits
 
 log = logging.getLogger("toolout.workers")
 
@@ -76,12 +76,12 @@ def _ask(rt: Runtime, live: pipeline.LiveJob, opened: Opened) -> None:
     toolbox = QueryToolbox(opened, raw, rt.settings.query_max_rows, rt.settings.query_max_result_tokens, on_query=keep)
     tables = [(t.name, t.rows) for t in opened.manifest.tables]
     outcome = run_agent(
-        job_llm(rt, job_id),
+        job_llm(rt, live.job, "agent"),
         query_messages(live.prompt, handle_filename=live.output.handle, tables=tables, max_rows=toolbox.max_rows),
         tools=query_agent_tools(),
         execute=toolbox,
         nonce=live.job.nonce,
-        bounds=agent_bounds(rt.settings, rt.limits),
+        bounds=agent_bounds(rt.settings, stage_limits(rt, live.job, "agent")),
         on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
         should_stop=lambda: rt.jobs.is_terminal(job_id),
     )

@@ -1,4 +1,8 @@
-"""What the pipeline's steps need, built once per process by its entry point: stores, model, limits."""
+"""What the pipeline's steps need, built once per process by its entry point: stores, models, limits.
+
+`llm` and `limits` are the map stage's (what tests replace with a scripted model, for every stage);
+`models` gives each stage of a job its own client and limits (`stage_llm`, `stage_limits`).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,9 @@ from dataclasses import dataclass, field
 from extraction.protocols import LLM
 from extraction.strategies.mapreduce import ModelLimits
 from infra.blobstore import BlobStore
-from infra.jobstore import JobStore
+from infra.jobstore import JobRecord, JobStore
 from infra.model_info import model_limits_for
+from infra.models import ModelCatalog, pacer_for
 from infra.records import RecordStore
 from infra.settings import Settings
 from infra.stores import Stores
@@ -24,6 +29,8 @@ class Runtime:
     blobs: BlobStore
     llm: LLM
     limits: ModelLimits
+    models: ModelCatalog | None = None
+    """None when the runtime was given one model for everything (tests, `toolout.local` with an `llm`)."""
     _warm: bool = field(default=False, repr=False)
 
     def llm_ready(self) -> None:
@@ -37,18 +44,35 @@ class Runtime:
 def build_runtime(
     settings: Settings, stores: Stores, llm: LLM | None = None, *, limits: ModelLimits | None = None
 ) -> Runtime:
-    """The runtime over `stores`: the litellm client and model limits `settings` describe, unless given."""
+    """The runtime over `stores`: each stage's litellm client and limits as `settings` describe, unless
+    one `llm` (and `limits`) is given for every stage."""
+    map_model = settings.stage_model("map")
+    models = None
+    if llm is None:
+        models = ModelCatalog(settings, pacer_for(settings, stores.limiter))
+        llm = models.llm("map", map_model)
     return Runtime(
         settings=settings,
         jobs=stores.jobs,
         records=stores.records,
         blobs=stores.blobs,
-        llm=llm if llm is not None else _litellm_client(settings),
-        limits=limits if limits is not None else model_limits_for(settings),
+        llm=llm,
+        limits=limits if limits is not None else model_limits_for(settings, map_model),
+        models=models,
     )
 
 
-def _litellm_client(settings: Settings) -> LLM:
-    from infra.llm import client_from_settings  # litellm's client: imported when a process needs it
+def job_model(rt: Runtime, job: JobRecord, stage: str) -> str:
+    """The model `stage` of `job` calls first: as recorded when the job was created, else the stage's own."""
+    return job.stage_models.get(stage) or rt.settings.stage_model(stage)
 
-    return client_from_settings(settings)
+
+def stage_llm(rt: Runtime, job: JobRecord, stage: str) -> LLM:
+    return rt.llm if rt.models is None else rt.models.llm(stage, job_model(rt, job, stage))
+
+
+def stage_limits(rt: Runtime, job: JobRecord, stage: str) -> ModelLimits:
+    """The stage's limits; a runtime given one model (or limits) uses them for every stage."""
+    if rt.models is None or (stage == "map" and job_model(rt, job, stage) == rt.settings.stage_model("map")):
+        return rt.limits
+    return rt.models.limits(job_model(rt, job, stage))

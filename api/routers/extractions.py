@@ -41,6 +41,7 @@ from infra.estimates import ExtractionEstimate, check_budget, estimate_extractio
 from infra.idempotency import fingerprint
 from infra.jobstore import JobRecord, JobStatus, JobStore, new_job
 from infra.jobstore.ends import JobEnds
+from infra.models import check_requested_model
 from infra.records import OutputRecord, RecordStore
 from infra.settings import Settings
 from infra.webhooks import WebhooksNotConfigured, check_callback_url
@@ -101,7 +102,7 @@ def create_extraction(
 
     def produce() -> Response:
         output = _live_output(services.records, str(body.handle), tenant)
-        key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value)
+        key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value, body.model)
         source = result_cache.find_source(services, key, tenant) if key and body.cache else None
         if key and source is not None:
             metrics.cache_hits.labels(tenant).inc()
@@ -129,12 +130,20 @@ def _check_extract(body: ExtractionRequest, settings: Settings) -> None:
         )
     if body.callback_url is not None:
         check_webhook(settings, body.callback_url)
+    check_requested_model(settings, body.model)
 
 
 def _create(services: Services, output: OutputRecord, body: ExtractionRequest) -> JobRecord:
     """Write the job (admitted against the tenant's live-job cap), then hand it to the workers."""
     settings = services.settings
-    record = new_job(output, body.extract, body.mode, model=settings.model, callback_url=body.callback_url)
+    record = new_job(
+        output,
+        body.extract,
+        body.mode,
+        model=body.model or settings.model,
+        callback_url=body.callback_url,
+        stage_models=settings.stage_models(body.model),
+    )
     job = services.jobs.create(record, max_live=settings.max_concurrent_jobs_per_tenant)
     _submit(services.jobs, services.dispatcher, job)
     return job
@@ -148,7 +157,8 @@ def _estimate(services: Services, output: OutputRecord, body: ExtractionRequest)
         settings=services.settings,
         blobs=services.blobs,
         records=services.records,
-        limits=services.model_limits(),
+        limits=services.model_limits,
+        requested_model=body.model,
     )
 
 
@@ -162,7 +172,7 @@ def estimate(body: ExtractionRequest, services: ServicesDep, tenant: Tenant) -> 
     """
     _check_extract(body, services.settings)
     output = _live_output(services.records, str(body.handle), tenant)
-    key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value)
+    key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value, body.model)
     source = result_cache.find_source(services, key, tenant) if key and body.cache else None
     found = _estimate(services, output, body)
     return EstimateView(**found.model_dump(), cached=source is not None, cached_from=source.id if source else None)

@@ -2,7 +2,15 @@
 
 from infra.jobstore.base import JobStore
 from infra.jobstore.memory import MemoryJobStore
-from infra.jobstore.model import MAX_REDUCE_LEVELS, TERMINAL, JobRecord, JobStatus, OverdueAction, new_job
+from infra.jobstore.model import (
+    MAX_REDUCE_LEVELS,
+    TERMINAL,
+    JobRecord,
+    JobStatus,
+    ModelFallback,
+    OverdueAction,
+    new_job,
+)
 from infra.jobstore.redis import RedisJobStore
 
 __all__ = [
@@ -12,6 +20,7 @@ __all__ = [
     "JobStatus",
     "JobStore",
     "MemoryJobStore",
+    "ModelFallback",
     "OverdueAction",
     "RedisJobStore",
     "new_job",

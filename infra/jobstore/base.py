@@ -11,7 +11,9 @@ their own schedule. Every implementation keeps these promises, which the contrac
 * a tenant never has more than `max_live` live jobs, even under concurrent creates;
 * an LLM call is reserved against the job's budget before it is made, atomically;
 * every usage counted on a job is also counted, in the same atomic step, in the store-wide totals
-  per tenant and model (`usage_totals`: what `/metrics` exports).
+  per tenant and model (`usage_totals`: what `/metrics` exports);
+* every model call is counted under the model that answered it, on the job and per tenant, model and
+  stage (`count_model_call`, `model_usage_totals`), with the fallbacks the job took.
 
 `RedisJobStore` (Lua scripts make each promise one atomic step) runs in production;
 `MemoryJobStore` (one lock) serves the embedded mode and the unit tests.
@@ -29,7 +31,8 @@ from pydantic import BaseModel, Field
 from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from infra.errors import TooManyRequests
-from infra.jobstore.model import RETRY_AFTER_SECONDS, JobRecord, JobStatus, OverdueAction
+from infra.jobstore.model import RETRY_AFTER_SECONDS, JobRecord, JobStatus, ModelFallback, OverdueAction
+from infra.jobstore.model_calls import ModelUsageTotal
 
 log = logging.getLogger("toolout.jobs")
 
@@ -195,6 +198,24 @@ class JobStore(Protocol):
         ...
 
     def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None: ...
+
+    # --- model calls: per model, fallbacks, waiting for provider limits ---------------------------
+    def count_model_call(
+        self, job_id: str, stage: str, model: str, usage: Usage, fallback: ModelFallback | None = None
+    ) -> None:
+        """Count one call made (whatever became of its answer) under the model that answered it, on the job
+        (`model_usage`) and in `model_usage_totals`; a `fallback` that answered joins `model_fallbacks`.
+        Nothing happens for a job that no longer exists."""
+        ...
+
+    def model_usage_totals(self) -> list[ModelUsageTotal]:
+        """Every call counted by `count_model_call`, per tenant, model and stage (a Prometheus counter)."""
+        ...
+
+    def note_waiting(self, job_id: str, delta: int, seconds: float = 0.0) -> None:
+        """A call starts (`delta` +1) or stops (-1, having waited `seconds`) waiting for its turn under its
+        model's provider limits: the job's `calls_waiting` progress. Nothing for a job that no longer exists."""
+        ...
 
     def usage_totals(self) -> list[UsageTotal]:
         """Usage counted on all jobs since the store began, per tenant and model (a Prometheus counter)."""

@@ -17,7 +17,8 @@ from extraction.errors import NotFound
 from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from infra.jobstore.base import JobStore, UsageTotal, admitted, check_finished, failure_stage, too_many_requests
-from infra.jobstore.model import JobRecord, JobStatus, OverdueAction
+from infra.jobstore.model import MAX_FALLBACKS_KEPT, JobRecord, JobStatus, ModelFallback, OverdueAction
+from infra.jobstore.model_calls import ModelUsageTotal
 from infra.redis_hash import HashCodec
 
 Clock = Callable[[], float]
@@ -51,6 +52,7 @@ class MemoryJobStore(JobStore):
         self._lock = threading.RLock()
         self._tick: tuple[str, float] | None = None
         self._totals: dict[tuple[str, str], Usage] = {}
+        self._model_totals: dict[tuple[str, str, str], Usage] = {}
         self._failed_chunks = {"map": 0, "reduce": 0}
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -239,6 +241,32 @@ class MemoryJobStore(JobStore):
     def _total(self, record: JobRecord, usage: Usage) -> None:
         owner = (record.tenant, record.model or "")
         self._totals[owner] = self._totals.get(owner, Usage()) + usage
+
+    def count_model_call(
+        self, job_id: str, stage: str, model: str, usage: Usage, fallback: ModelFallback | None = None
+    ) -> None:
+        with self._lock:
+            job = self._job(job_id)
+            if job is None:
+                return
+            record = job.record
+            record.model_usage[model] = record.model_usage.get(model, Usage()) + usage
+            owner = (record.tenant, model, stage)
+            self._model_totals[owner] = self._model_totals.get(owner, Usage()) + usage
+            if fallback is not None and len(record.model_fallbacks) < MAX_FALLBACKS_KEPT:
+                record.model_fallbacks.append(fallback)
+
+    def model_usage_totals(self) -> list[ModelUsageTotal]:
+        with self._lock:
+            totals = sorted(self._model_totals.items())
+        return [ModelUsageTotal(tenant=t, model=m, stage=s, usage=u) for (t, m, s), u in totals]
+
+    def note_waiting(self, job_id: str, delta: int, seconds: float = 0.0) -> None:
+        with self._lock:
+            job = self._job(job_id)
+            if job is not None:
+                job.record.calls_waiting += delta
+                job.record.rate_limit_wait_seconds += seconds
 
     def usage_totals(self) -> list[UsageTotal]:
         with self._lock:

@@ -34,6 +34,20 @@ class JobStatus(StrEnum):
 TERMINAL = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELED})
 
 
+class ModelFallback(BaseModel):
+    """A model call that its stage's model could not answer, answered by a fallback (`TOOLOUT_<STAGE>_FALLBACKS`)."""
+
+    stage: str = Field(description="map, reduce or agent")
+    model: str = Field(description="the model the call went to first")
+    answered_by: str = Field(description="the fallback that answered")
+    attempts: int = Field(description="model attempts the call took, the answering one included")
+    at: float = Field(default_factory=time.time)
+
+
+MAX_FALLBACKS_KEPT = 50
+"""A job keeps its first fallbacks only (a model down for a whole 1000-chunk job must not grow the record)."""
+
+
 class JobRecord(BaseModel):
     """Everything a client (or an operator) may want to know about one extraction job."""
 
@@ -77,6 +91,20 @@ class JobRecord(BaseModel):
     model: str | None = Field(
         None, description="the litellm model the job was created for (what its usage is counted under)"
     )
+    stage_models: dict[str, str] = Field(
+        default_factory=dict, description="the model each stage (map, reduce, agent) calls first"
+    )
+    model_usage: dict[str, Usage] = Field(
+        default_factory=dict,
+        description="every model call the job made, by the model that answered it (fallbacks included)",
+    )
+    model_fallbacks: list[ModelFallback] = Field(
+        default_factory=list, description=f"calls a fallback model answered, in order (the first {MAX_FALLBACKS_KEPT})"
+    )
+    calls_waiting: int = Field(
+        0, description="model calls waiting for their turn under the provider's limits (rpm/tpm) right now"
+    )
+    rate_limit_wait_seconds: float = Field(0.0, description="seconds the job's calls have waited for their turn")
     cached: bool = Field(False, description="answered from the result cache at once: no model was called")
     cached_from: str | None = Field(None, description="when cached: the finished job whose result this is")
     attempts: int = 0
@@ -97,7 +125,13 @@ class JobRecord(BaseModel):
 
 
 def new_job(
-    output: OutputRecord, extract: str, mode: str, *, model: str | None = None, callback_url: str | None = None
+    output: OutputRecord,
+    extract: str,
+    mode: str,
+    *,
+    model: str | None = None,
+    callback_url: str | None = None,
+    stage_models: dict[str, str] | None = None,
 ) -> JobRecord:
     """A job to extract `extract` from `output`, with a fresh id and its own nonce (not yet stored)."""
     return JobRecord(
@@ -109,6 +143,7 @@ def new_job(
         extract=extract,
         mode_requested=str(mode),
         model=model,
+        stage_models=dict(stage_models or {}),
         nonce=new_nonce(),
         callback_url=callback_url,
         traceparent=tracing.current_traceparent(),

@@ -18,7 +18,16 @@ from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from infra import keys
 from infra.jobstore.base import JobStore, UsageTotal, admitted, check_finished, failure_stage, too_many_requests
-from infra.jobstore.model import MAX_REDUCE_LEVELS, JobRecord, JobStatus, OverdueAction, ended
+from infra.jobstore.model import (
+    MAX_FALLBACKS_KEPT,
+    MAX_REDUCE_LEVELS,
+    JobRecord,
+    JobStatus,
+    ModelFallback,
+    OverdueAction,
+    ended,
+)
+from infra.jobstore.model_calls import ModelUsageTotal, job_model_usage, totals_from_fields
 from infra.jobstore.scripts import CODEC, SCRIPTS, TOTALS_SEPARATOR, script_source, usage_args
 from infra.redis_client import redis_errors, text_list, text_map
 from infra.redis_client import text as as_text
@@ -90,7 +99,7 @@ class RedisJobStore(JobStore):
             fields = text_map(self._r.hgetall(keys.job(job_id)))
         if not fields or (tenant is not None and fields.get("tenant") != tenant):
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
-        return CODEC.decode(fields)
+        return _decode(fields)
 
     def update(self, job_id: str, **fields: Any) -> bool:
         return bool(self._run("update_live", [keys.job(job_id)], _flat(CODEC.fields(**fields))) == 1)
@@ -185,7 +194,7 @@ class RedisJobStore(JobStore):
         fields, found, reserved = self._batch(reads, "reserve_call")
         if not fields:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
-        return CODEC.decode(text_map(fields)), None if found is None else as_text(found), reserved == 1
+        return _decode(text_map(fields)), None if found is None else as_text(found), reserved == 1
 
     def record_chunk_and_settle(self, job_id: str, index: int, text: str, usage: Usage) -> str | None:
         """Both scripts in one round trip; Redis runs them in order, so the settle sees the part."""
@@ -284,6 +293,20 @@ class RedisJobStore(JobStore):
         if self._run("add_progress", [keys.job(job_id)], counts) == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
 
+    def count_model_call(
+        self, job_id: str, stage: str, model: str, usage: Usage, fallback: ModelFallback | None = None
+    ) -> None:
+        noted = fallback.model_dump_json() if fallback is not None else ""
+        args = [stage, model, *usage_args(usage), noted, MAX_FALLBACKS_KEPT]
+        self._run("count_model_call", [keys.job(job_id), keys.MODEL_USAGE_TOTALS], args)
+
+    def model_usage_totals(self) -> list[ModelUsageTotal]:
+        with redis_errors():
+            return totals_from_fields(text_map(self._r.hgetall(keys.MODEL_USAGE_TOTALS)))
+
+    def note_waiting(self, job_id: str, delta: int, seconds: float = 0.0) -> None:
+        self._run("note_waiting", [keys.job(job_id)], [delta, repr(seconds)])
+
     def _record(self, key: str, job_id: str, part: tuple[int, int], text: str, usage: Usage, *, counter: str) -> bool:
         outcome = self._run("record_part", *self._record_call(key, job_id, part, text, usage, counter))
         if outcome == -1:
@@ -342,6 +365,12 @@ class RedisJobStore(JobStore):
             for job_id in job_ids:
                 pipe.hget(keys.job(job_id), "tenant")
             return [None if tenant is None else as_text(tenant) for tenant in pipe.execute()]
+
+
+def _decode(fields: dict[str, str]) -> JobRecord:
+    """The record, with its per-model counters (kept as fields of their own so Lua can add to them)."""
+    record = CODEC.decode(fields)
+    return record.model_copy(update={"model_usage": job_model_usage(fields)})
 
 
 def _failure_field(level: int, index: int) -> str:

@@ -35,6 +35,8 @@ SCRIPTS = (
     "settle_level",
     "add_progress",
     "add_owned",
+    "count_model_call",
+    "note_waiting",
 )
 
 

@@ -45,6 +45,8 @@ class OfflineModelConfig:
     retry_after_ms: `retry-after-ms` sent with injected 429s and 500s (small, so client retries stay fast).
     answer_bytes: most bytes of extracted lines per answer (also capped by max_tokens).
     seed: changes which attempts fail, without changing answers.
+    rpm/tpm: the server's own provider limits (0 = none): past them it answers 429 (see `limits`). Process-wide
+      only (`--rpm`, `--tpm`, or `TOOLOUT_OFFLINE_RPM` / `_TPM`); a header cannot change them.
     """
 
     latency_ms: float = 0.0
@@ -61,6 +63,8 @@ class OfflineModelConfig:
     retry_after_ms: int = 10
     answer_bytes: int = 6_000
     seed: int = 0
+    rpm: int = 0
+    tpm: int = 0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.error_rate <= 1.0:
@@ -73,11 +77,21 @@ class OfflineModelConfig:
             raise ValueError(f"malformed must be one of {'|'.join(MALFORMED)}, got {self.malformed!r}")
         self._check_fault()
         if (
-            min(self.latency_ms, self.jitter_ms, self.timeout_s, self.retry_after_ms, self.fail_first) < 0
+            min(
+                self.latency_ms,
+                self.jitter_ms,
+                self.timeout_s,
+                self.retry_after_ms,
+                self.fail_first,
+                self.rpm,
+                self.tpm,
+            )
+            < 0
             or self.answer_bytes < 1
         ):
             raise ValueError(
-                "latency_ms, jitter_ms, timeout_s, retry_after_ms, fail_first must be >= 0 and answer_bytes >= 1"
+                "latency_ms, jitter_ms, timeout_s, retry_after_ms, fail_first, rpm, tpm must be >= 0 "
+                "and answer_bytes >= 1"
             )
 
     def _check_fault(self) -> None:

@@ -9,6 +9,7 @@ attempts (`error_rate`, `fail_first`) or every attempt of the targeted calls (`f
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -23,6 +24,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from infra.offline_model.config import HEADER, OfflineModelConfig
+from infra.offline_model.limits import ProviderLimits, ServedCounts
 from infra.offline_model.prompt import message_text
 from infra.offline_model.responder import NAME, Answer, respond
 from infra.offline_model.targeting import injected_error
@@ -40,6 +42,7 @@ def create_app(config: OfflineModelConfig | None = None) -> FastAPI:
     _encoding()  # load the BPE now, not inside the first request's latency
     base = config or OfflineModelConfig.from_env()
     faults = FaultPlan()
+    limits = ProviderLimits(base.rpm, base.tpm)
     app = FastAPI(title=NAME, description="Deterministic OpenAI-compatible test double for toolout. Not an LLM.")
 
     @app.get("/healthz")
@@ -50,21 +53,36 @@ def create_app(config: OfflineModelConfig | None = None) -> FastAPI:
     async def models() -> dict[str, Any]:
         return {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": OWNED_BY}]}
 
+    @app.get("/stats")
+    async def stats() -> dict[str, Any]:
+        """Calls answered and refused by the rpm/tpm limits, and when answering began and ended."""
+        return {"rpm": limits.rpm, "tpm": limits.tpm, **dataclasses.asdict(limits.counts)}
+
+    @app.delete("/stats")
+    async def reset_stats() -> dict[str, Any]:
+        """Start counting afresh (a bench measures one run at a time); the limits' buckets are kept."""
+        limits.counts = ServedCounts()
+        return {"rpm": limits.rpm, "tpm": limits.tpm, **dataclasses.asdict(limits.counts)}
+
     async def chat(request: Request) -> JSONResponse:
-        return await handle_chat(request, base, faults)
+        return await handle_chat(request, base, faults, limits)
 
     app.add_api_route("/v1/chat/completions", chat, methods=["POST"])
     app.add_api_route("/chat/completions", chat, methods=["POST"], include_in_schema=False)
     return app
 
 
-async def handle_chat(request: Request, base: OfflineModelConfig, faults: FaultPlan) -> JSONResponse:
-    """Validate, wait the configured latency, maybe inject a fault, else answer."""
+async def handle_chat(
+    request: Request, base: OfflineModelConfig, faults: FaultPlan, limits: ProviderLimits | None = None
+) -> JSONResponse:
+    """Validate, enforce the rpm/tpm limits, wait the configured latency, maybe inject a fault, else answer."""
     try:
         knobs = base.with_header(request.headers.get(HEADER))
         body = await _json_body(request)
     except ValueError as exc:
         return error_response(400, str(exc), "invalid_request_error")
+    if limits is not None and (refused := over_limits(body, limits)) is not None:
+        return refused
     digest = request_digest(body)
     await asyncio.sleep(delay_seconds(knobs, digest))
     fault = injected_error(body, knobs) or faults.decide(knobs, digest)
@@ -87,6 +105,18 @@ async def _json_body(request: Request) -> dict[str, Any]:
     if body.get("stream"):
         raise ValueError(f"{NAME} does not stream; send stream=false")
     return body
+
+
+def over_limits(body: dict[str, Any], limits: ProviderLimits) -> JSONResponse | None:
+    """The 429 a provider sends past its rpm/tpm (with how long until the request would pass), else None."""
+    tokens = prompt_tokens(body) + int(body.get("max_tokens") or 0) if limits.tpm else 0
+    wait = limits.admit(tokens)
+    if wait <= 0:
+        return None
+    log.info("%s: over its limits (rpm=%d, tpm=%d); retry in %.2f s", NAME, limits.rpm, limits.tpm, wait)
+    headers = {"retry-after-ms": str(max(1, int(wait * 1000)))}
+    message = f"{NAME}: rate limit reached (rpm={limits.rpm}, tpm={limits.tpm}); retry in {wait:.2f} s"
+    return error_response(429, message, "rate_limit_error", headers)
 
 
 def request_digest(body: dict[str, Any]) -> str:
@@ -193,16 +223,16 @@ def completion(body: dict[str, Any], knobs: OfflineModelConfig, digest: str) -> 
 
 def usage(body: dict[str, Any], answer: Answer) -> dict[str, int]:
     """Tokens counted with o200k_base, with OpenAI's small per-message overhead."""
-    prompt_tokens = 3 + sum(4 + count_tokens(_message_payload(m)) for m in body["messages"])
-    if body.get("tools"):
-        prompt_tokens += count_tokens(json.dumps(body["tools"]))
+    prompt = prompt_tokens(body)
     calls = "".join(c["function"]["name"] + c["function"]["arguments"] for c in answer.tool_calls)
     completion_tokens = count_tokens((answer.content or "") + calls)
-    return {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
+    return {"prompt_tokens": prompt, "completion_tokens": completion_tokens, "total_tokens": prompt + completion_tokens}
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """The request's prompt tokens: its messages with OpenAI's per-message overhead, and its tools."""
+    counted = 3 + sum(4 + count_tokens(_message_payload(m)) for m in body["messages"])
+    return counted + (count_tokens(json.dumps(body["tools"])) if body.get("tools") else 0)
 
 
 def _message_payload(message: dict[str, Any]) -> str:

@@ -37,8 +37,11 @@ def deployment_prompt_version(settings: Settings) -> str:
     return _prompt_version(json.dumps(answer_parameters(settings), sort_keys=True))
 
 
-def cache_key(settings: Settings, *, tenant: str, output: OutputRecord, extract: str, mode: str) -> str:
-    """The key under which a request for `extract` (in `mode`) on `output` finds earlier answers."""
+def cache_key(
+    settings: Settings, *, tenant: str, output: OutputRecord, extract: str, mode: str, model: str | None = None
+) -> str:
+    """The key under which a request for `extract` (in `mode`) on `output` finds earlier answers: the model of
+    every stage (the request's `model`, else each stage's own) and each stage's fallbacks are part of it."""
     return result_key(
         tenant=tenant,
         sha256=output.stats.sha256,
@@ -46,9 +49,18 @@ def cache_key(settings: Settings, *, tenant: str, output: OutputRecord, extract:
         mode=mode,
         tool_name=output.tool_name,
         tool_args=output.tool_args,
-        model=settings.model,
+        model=models_in_key(settings, model),
         version=deployment_prompt_version(settings),
     )
+
+
+def models_in_key(settings: Settings, requested: str | None) -> str:
+    """`settings.model` alone when no stage has a model or fallbacks of its own (keys stay as they were)."""
+    stages = settings.stage_models(requested)
+    chains = {stage: settings.model_chain(stage, model) for stage, model in stages.items()}
+    if all(chain == [settings.model] for chain in chains.values()):
+        return settings.model
+    return ";".join(f"{stage}={','.join(chain)}" for stage, chain in chains.items())
 
 
 @lru_cache(maxsize=8)

@@ -63,12 +63,16 @@ def mcp(
     ] = DEFAULT_MAX_BYTES,
     api_url: ApiUrl = DEFAULT_URL,
     api_key: ApiKey = None,
+    model: Annotated[
+        str | None,
+        typer.Option(envvar="TOOLOUT_MCP_MODEL", help="the model tool_output asks the API for (one it allows)"),
+    ] = None,
 ) -> None:
     """Serve tool_output, tool_output_cache, tool_output_cache_grep and buffer_ops, and the stored outputs as
     resources, over stdio or streamable HTTP (there each request's `Authorization: Bearer` key is forwarded)."""
     from toolout.mcp.server import ServerConfig, run_http, run_stdio
 
-    config = ServerConfig(api_url, api_key, session, max_resource_bytes=max_resource_bytes)
+    config = ServerConfig(api_url, api_key, session, max_resource_bytes=max_resource_bytes, model=model)
     if transport is Transport.stdio:
         asyncio.run(run_stdio(config))
     else:

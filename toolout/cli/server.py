@@ -107,11 +107,18 @@ def flower(port: int = 5555, address: str = "127.0.0.1") -> None:
 
 @server_app.command("offline-model")
 @needs_server
-def offline_model(host: str = "127.0.0.1", port: int = 8765) -> None:
+def offline_model(
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    rpm: int | None = typer.Option(None, help="requests per minute it allows; past them it answers 429 (0 = none)"),
+    tpm: int | None = typer.Option(None, help="tokens per minute (prompt + max_tokens) it allows (0 = none)"),
+) -> None:
     """Serve the deterministic offline model (OpenAI-compatible, no LLM inside; knobs: TOOLOUT_OFFLINE_*)."""
+    from infra.offline_model.config import OfflineModelConfig
     from infra.offline_model.server import serve
 
-    serve(host, port)
+    limits = {name: str(value) for name, value in (("rpm", rpm), ("tpm", tpm)) if value is not None}
+    serve(host, port, OfflineModelConfig.from_env().with_values(limits))
 
 
 @server_app.command()

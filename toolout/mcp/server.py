@@ -67,6 +67,8 @@ class ServerConfig:
     resources_per_page: int = RESOURCES_PER_PAGE
     max_clients: int = DEFAULT_MAX_CLIENTS
     """API clients kept, one per key (`toolout.mcp.clients`): an HTTP server meets one key per tenant."""
+    model: str | None = None
+    """The model `tool_output` extractions ask the API for (one of its allowed models; None: the API's own)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ class Backend:
 
     def __init__(self, config: ServerConfig, connect: Connect = _connect) -> None:
         self.config = config
-        self._clients = ClientCache(lambda key: connect(config.api_url, key), config.max_clients)
+        self._clients = ClientCache(lambda key: _asking(connect(config.api_url, key), config.model), config.max_clients)
 
     @contextlib.asynccontextmanager
     async def caller(self, ctx: Context) -> AsyncIterator[Caller]:
@@ -101,6 +103,13 @@ class Backend:
 
     async def aclose(self) -> None:
         await self._clients.aclose()
+
+
+def _asking(client: AsyncToolOutClient, model: str | None) -> AsyncToolOutClient:
+    """The client, its extractions asking for `model` when the server was given one."""
+    if model is not None:
+        client.model = model
+    return client
 
 
 def _bearer(authorization: str | None) -> str | None:

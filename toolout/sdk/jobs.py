@@ -24,31 +24,43 @@ def submit(
     cache: bool = True,
     max_input_tokens: int | None = None,
     max_cost_usd: float | None = None,
+    model: str | None = None,
 ) -> Plan[dict[str, Any]]:
     """Queue an extraction (or get an identical earlier one's answer at once, unless `cache=False`).
 
     With `idempotency_key`, resubmitting returns the same job instead of a second one; with
     `callback_url`, the finished job is POSTed there (signed; see the README's webhooks); with
-    `max_input_tokens` / `max_cost_usd`, a job estimated over budget is refused (`ToolOutAPIError`, 422).
+    `max_input_tokens` / `max_cost_usd`, a job estimated over budget is refused (`ToolOutAPIError`, 422);
+    with `model`, every stage calls that model (one of the service's allowed models, else a 422).
     """
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-    body = extraction_body(handle, extract, mode, cache=cache, callback_url=callback_url)
+    body = extraction_body(handle, extract, mode, cache=cache, callback_url=callback_url, model=model)
     body |= without_none({"max_input_tokens": max_input_tokens, "max_cost_usd": max_cost_usd}) or {}
     return (yield from call_json("POST", "/v1/extractions", json=body, headers=headers))
 
 
-def estimate(handle: str, extract: str, mode: str = "auto", *, cache: bool = True) -> Plan[dict[str, Any]]:
-    """What `submit` would run and cost (route, chunks, calls, tokens, USD, whether the cache answers); nothing runs."""
-    body = extraction_body(handle, extract, mode, cache=cache)
+def estimate(
+    handle: str, extract: str, mode: str = "auto", *, cache: bool = True, model: str | None = None
+) -> Plan[dict[str, Any]]:
+    """What `submit` would run and cost (route, chunks, calls, tokens, USD per stage and model, whether the cache
+    answers); nothing runs."""
+    body = extraction_body(handle, extract, mode, cache=cache, model=model)
     return (yield from call_json("POST", "/v1/extractions/estimate", json=body))
 
 
 def extraction_body(
-    handle: str, extract: str, mode: str, *, cache: bool = True, callback_url: str | None = None
+    handle: str,
+    extract: str,
+    mode: str,
+    *,
+    cache: bool = True,
+    callback_url: str | None = None,
+    model: str | None = None,
 ) -> dict[str, Any]:
     """The request body; options left at their defaults are not sent (an older server knows only the rest)."""
     body: dict[str, Any] = {"handle": handle, "extract": extract, "mode": mode}
-    return body | (without_none({"cache": None if cache else False, "callback_url": callback_url}) or {})
+    options = {"cache": None if cache else False, "callback_url": callback_url, "model": model}
+    return body | (without_none(options) or {})
 
 
 def job(job_id: str, *, wait: float = 0) -> Plan[dict[str, Any]]:
@@ -101,8 +113,9 @@ def tool_output(
     cache: bool = True,
     on_progress: Callable[[dict[str, Any]], None] | None = None,
     poll_interval: float = 0.1,
+    model: str | None = None,
 ) -> Plan[str]:
-    """The `tool_output` tool: submit, wait, and return the text to give the model.
+    """The `tool_output` tool: submit, wait, and return the text to give the model (`model`: as in `submit`).
 
     An unknown handle is not an exception: the API's 404 carries the text the model should read.
     Canceled while waiting (a cancel token given to the transport), it cancels the job on the
@@ -110,7 +123,7 @@ def tool_output(
     each polled job record (as in `wait`), e.g. to relay progress to an MCP client.
     """
     try:
-        started = yield from submit(handle, extract, mode, cache=cache)
+        started = yield from submit(handle, extract, mode, cache=cache, model=model)
     except ToolOutAPIError as exc:
         if exc.status == 404 and "tool_result" in exc.details:
             return str(exc.details["tool_result"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterable, Awaitable, Callable, Generator, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple, TypeVar, cast
 
 import httpx
@@ -67,6 +67,19 @@ class Request:
         if self.content is not None:
             kwargs["content"] = self.content
         return kwargs
+
+
+EXTRACTION_PATHS = frozenset({"/v1/extractions", "/v1/extractions/estimate"})
+
+
+def with_model(request: Request, model: str | None) -> Request:
+    """An extraction request (a job, an estimate) names the client's default `model` unless it names one itself."""
+    body = request.json
+    if model is None or request.method != "POST" or request.path not in EXTRACTION_PATHS:
+        return request
+    if not isinstance(body, dict) or "model" in body:
+        return request
+    return replace(request, json={**body, "model": model})
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 import httpx
 
 from toolout.sdk.errors import wrapped_transport_errors
-from toolout.sdk.plans import Effect, Local, Plan, Request, Sleep, ToolOutAPIError, answer
+from toolout.sdk.plans import Effect, Local, Plan, Request, Sleep, ToolOutAPIError, answer, with_model
 
 T = TypeVar("T")
 
@@ -83,6 +83,8 @@ class SyncTransport:
     """Runs plans on an `httpx.Client`."""
 
     _http: httpx.Client
+    model: str | None = None
+    """The model extraction requests name when they name none (one of the service's allowed models)."""
 
     def execute(self, plan: Plan[T], *, cancel: Cancellation | None = None) -> T:
         driver = _Driver(plan, cancel)
@@ -114,6 +116,7 @@ class SyncTransport:
     def _request(self, request: Request) -> Any:
         if isinstance(request.content, AsyncIterable):
             raise TypeError("the sync client streams a bytes iterable; an async iterable needs AsyncToolOutClient")
+        request = with_model(request, self.model)
         with wrapped_transport_errors():
             response = self._http.request(request.method, request.path, **request.send_kwargs())
         return answer(request, response)
@@ -123,6 +126,8 @@ class AsyncTransport:
     """Runs plans on an `httpx.AsyncClient`."""
 
     _http: httpx.AsyncClient
+    model: str | None = None
+    """The model extraction requests name when they name none (one of the service's allowed models)."""
 
     async def execute(self, plan: Plan[T], *, cancel: Cancellation | None = None) -> T:
         driver = _Driver(plan, cancel)
@@ -146,9 +151,10 @@ class AsyncTransport:
         if isinstance(effect, Sleep):
             await asyncio.sleep(effect.seconds)
             return None
+        request = with_model(effect, self.model)
         with wrapped_transport_errors():
-            response = await self._http.request(effect.method, effect.path, **effect.send_kwargs())
-        return answer(effect, response)
+            response = await self._http.request(request.method, request.path, **request.send_kwargs())
+        return answer(request, response)
 
     @staticmethod
     async def _raced(work: Any, cancel: Cancellation | None) -> Any:

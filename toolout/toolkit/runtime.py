@@ -63,6 +63,7 @@ class Toolkit:
         context: ToolContext | None = None,
         encoding: str = DEFAULT_ENCODING,
         offer_query: bool = False,
+        model: str | None = None,
     ) -> None:
         """`tools`: your `Tool`s (`define_tool`, `@tool`, `composite_tool`). The service: `api_url` (+ `api_key`)
         or a `client`. `session_id`: continue a session (default: one is created on first use, and deleted by
@@ -70,7 +71,10 @@ class Toolkit:
         output)`: a variable name, or None for the service's `<tool>_<n>`. `standard`: which standard tools to add.
         `max_value_chars`: largest value one `$ref` may bring into arguments (default: the service's).
         `offer_query`: list `query` in `tool_output`'s mode enum (the SQL strategy for JSON/NDJSON/CSV outputs).
+        `model`: the model `tool_output` extractions ask the service for (one of its allowed models; default: the
+        service's own per stage); with a `client`, the client's `model` applies.
         """
+        self._model = model
         if client is None and api_url is None:
             raise ToolkitError("a Toolkit needs the service: api_url=... (and api_key=...) or client=...")
         if client is not None and not isinstance(client, ToolOutClient | AsyncToolOutClient):
@@ -230,14 +234,14 @@ class Toolkit:
     def _sync_client(self) -> ToolOutClient:
         if self._sync is None:
             url, key = self._require_url("a sync method (handle, run_agent, ...)")
-            self._sync = ToolOutClient(url, api_key=key)
+            self._sync = ToolOutClient(url, api_key=key, model=self._model)
             self._owned.append(self._sync)
         return self._sync
 
     def _async_client(self) -> AsyncToolOutClient:
         if self._async is None:
             url, key = self._require_url("an async method (ahandle, arun_agent, ...)")
-            self._async = AsyncToolOutClient(url, api_key=key)
+            self._async = AsyncToolOutClient(url, api_key=key, model=self._model)
             self._owned.append(self._async)
         return self._async
 

@@ -1,0 +1,53 @@
+"""Model calls per model, fallbacks and waiting for provider limits: the same on Redis and in memory."""
+
+from __future__ import annotations
+
+from extraction.protocols import Usage
+from infra.jobstore import JobRecord, JobStore, ModelFallback
+
+
+def new_job(jobs: JobStore, job_id: str = "j1", tenant: str = "dev") -> JobRecord:
+    record = JobRecord(id=job_id, session_id="s1", tenant=tenant, handle="h1", extract="errors", nonce="n")
+    return jobs.create(record.model_copy(update={"stage_models": {"map": "a", "reduce": "b", "agent": "a"}}))
+
+
+def test_calls_are_counted_per_model_on_the_job_and_per_model_and_stage_in_the_totals(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.count_model_call("j1", "map", "a", Usage(calls=1, input_tokens=100, output_tokens=10, cost_usd=0.5))
+    jobs.count_model_call("j1", "map", "a", Usage(calls=1, input_tokens=50, output_tokens=5, cost_usd=0.25))
+    jobs.count_model_call("j1", "reduce", "b", Usage(calls=1, input_tokens=30, output_tokens=7))
+    job = jobs.get("j1")
+    assert job.stage_models == {"map": "a", "reduce": "b", "agent": "a"}
+    assert job.model_usage == {
+        "a": Usage(calls=2, input_tokens=150, output_tokens=15, cost_usd=0.75),
+        "b": Usage(calls=1, input_tokens=30, output_tokens=7),
+    }
+    totals = {(t.tenant, t.model, t.stage): t.usage for t in jobs.model_usage_totals()}
+    assert totals[("dev", "a", "map")].calls == 2 and totals[("dev", "b", "reduce")].input_tokens == 30
+    assert totals[("dev", "b", "reduce")].cost_usd is None
+
+
+def test_a_fallback_taken_is_kept_on_the_job_in_order(jobs: JobStore) -> None:
+    new_job(jobs)
+    first = ModelFallback(stage="map", model="a", answered_by="b", attempts=3, at=1.0)
+    second = ModelFallback(stage="reduce", model="a", answered_by="c", attempts=2, at=2.0)
+    jobs.count_model_call("j1", "map", "b", Usage(calls=1), first)
+    jobs.count_model_call("j1", "reduce", "c", Usage(calls=1), second)
+    assert jobs.get("j1").model_fallbacks == [first, second]
+
+
+def test_waiting_calls_show_on_the_job_while_they_wait(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.note_waiting("j1", 1)
+    jobs.note_waiting("j1", 1)
+    assert jobs.get("j1").calls_waiting == 2
+    jobs.note_waiting("j1", -1, 1.5)
+    job = jobs.get("j1")
+    assert job.calls_waiting == 1 and job.rate_limit_wait_seconds == 1.5
+
+
+def test_calls_of_a_job_that_is_gone_create_nothing(jobs: JobStore) -> None:
+    jobs.count_model_call("gone", "map", "a", Usage(calls=1))
+    jobs.note_waiting("gone", 1)
+    assert jobs.model_usage_totals() == []
+    assert jobs.list_for_session("s1") == []
