@@ -11,7 +11,7 @@ from infra.jobstore import JobStatus
 from infra.models import ModelCatalog
 from infra.ratelimit import MemoryRateLimiter, RateLimit
 from infra.ratelimit.pacing import CALL, Pacer
-from tests.workers.conftest import needle_model, store_output, submit
+from tests.workers.conftest import CHUNK_NOTES, needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from workers.runtime import Runtime
 
@@ -59,7 +59,8 @@ def staged(make_runtime, clients: dict[str, LLM], limits: dict[str, ModelLimits]
 
 
 def test_map_calls_go_to_the_map_model_and_the_reduce_to_the_reduce_model(make_runtime) -> None:
-    cheap, strong = Named("cheap", needle_model(NEEDLE)), Named("strong", needle_model(NEEDLE))
+    cheap = Named("cheap", needle_model(NEEDLE, misses=CHUNK_NOTES))  # every answer takes room: a reduce runs
+    strong = Named("strong", needle_model(NEEDLE))
     rt = staged(make_runtime, {"map": cheap, "reduce": strong, "agent": strong})
     output = store_output(rt, document())
     job = submit(rt, output, "database pool errors", mode="full-chunked")
@@ -81,7 +82,10 @@ def test_each_stage_plans_with_its_own_models_limits(make_runtime) -> None:
     )
     rt = staged(
         make_runtime,
-        {"map": Named("cheap", needle_model(NEEDLE)), "reduce": (strong := Named("strong", needle_model(NEEDLE)))},
+        {
+            "map": Named("cheap", needle_model(NEEDLE, misses=CHUNK_NOTES)),
+            "reduce": (strong := Named("strong", needle_model(NEEDLE))),
+        },
         {"cheap": small, "strong": large},
     )
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")

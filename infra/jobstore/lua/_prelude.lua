@@ -19,20 +19,33 @@ local function not_live(job)
   return nil
 end
 
--- Count usage on the job and, under the job's tenant and model, in the store-wide totals hash.
--- `usage` is the counters in USAGE_COUNTS order, then the cost ('' = unknown).
-local function count_usage(job, totals, usage)
-  local sep = TOTALS.separator
-  local owner = (redis.call('HGET', job, F.tenant) or '') .. sep .. (redis.call('HGET', job, F.model) or '') .. sep
+-- Add a usage (counters in USAGE_COUNTS order, then the cost, '' = unknown) to `hash`, each counter under
+-- the field `field_of(name)`.
+local function add_usage(hash, field_of, usage)
   for i, name in ipairs(USAGE_COUNTS) do
-    redis.call('HINCRBY', job, USAGE_FIELD[name], usage[i])
-    redis.call('HINCRBY', totals, owner .. name, usage[i])
+    redis.call('HINCRBY', hash, field_of(name), usage[i])
   end
   local cost = usage[#USAGE_COUNTS + 1]
   if cost ~= '' then
-    redis.call('HINCRBYFLOAT', job, USAGE_FIELD[TOTALS.cost], cost)
-    redis.call('HINCRBYFLOAT', totals, owner .. TOTALS.cost, cost)
+    redis.call('HINCRBYFLOAT', hash, field_of(TOTALS.cost), cost)
   end
+end
+
+-- Count usage on the job and, under the job's tenant and model, in the store-wide totals hash.
+local function count_usage(job, totals, usage)
+  local owner = (redis.call('HGET', job, F.tenant) or '') .. TOTALS.separator
+    .. (redis.call('HGET', job, F.model) or '') .. TOTALS.separator
+  add_usage(job, function(name) return USAGE_FIELD[name] end, usage)
+  add_usage(totals, function(name) return owner .. name end, usage)
+end
+
+-- Count one model call's usage on the job under the model that answered it, and in the per-model totals
+-- under the job's tenant, that model and the stage.
+local function count_model_usage(job, totals, model, stage, usage)
+  local sep = TOTALS.separator
+  local tenant = redis.call('HGET', job, F.tenant) or ''
+  add_usage(job, function(name) return F.model_usage .. sep .. model .. sep .. name end, usage)
+  add_usage(totals, function(name) return tenant .. sep .. model .. sep .. stage .. sep .. name end, usage)
 end
 
 -- ARGV[first] .. ARGV[first + #USAGE_COUNTS]: a usage as count_usage takes it.

@@ -4,20 +4,7 @@
 -- USAGE_COUNTS order, then the cost, '' = unknown), the fallback as JSON ('' = none), fallbacks kept.
 -- Returns -1 unknown job (nothing created), 1 counted.
 if not job_status(KEYS[1]) then return -1 end
-local sep = TOTALS.separator
-local tenant = redis.call('HGET', KEYS[1], F.tenant) or ''
-local on_job = F.model_usage .. sep .. ARGV[2] .. sep
-local in_totals = tenant .. sep .. ARGV[2] .. sep .. ARGV[1] .. sep
-local usage = usage_from(3)
-for i, name in ipairs(USAGE_COUNTS) do
-  redis.call('HINCRBY', KEYS[1], on_job .. name, usage[i])
-  redis.call('HINCRBY', KEYS[2], in_totals .. name, usage[i])
-end
-local cost = usage[#USAGE_COUNTS + 1]
-if cost ~= '' then
-  redis.call('HINCRBYFLOAT', KEYS[1], on_job .. TOTALS.cost, cost)
-  redis.call('HINCRBYFLOAT', KEYS[2], in_totals .. TOTALS.cost, cost)
-end
+count_model_usage(KEYS[1], KEYS[2], ARGV[2], ARGV[1], usage_from(3))
 local fallback = ARGV[#USAGE_COUNTS + 4]
 if fallback ~= '' then
   local kept = cjson.decode(redis.call('HGET', KEYS[1], F.model_fallbacks) or '[]')

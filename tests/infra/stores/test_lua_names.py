@@ -70,10 +70,10 @@ def test_the_job_scripts_share_their_helpers_through_the_prelude() -> None:
     """No script defines a helper of its own or repeats one: the ended check and usage block are in the prelude."""
     job_scripts = {n: t for n, t in scripts().items() if n.startswith("infra.jobstore/")}
     prelude = job_scripts.pop(f"infra.jobstore/{PRELUDE}.lua")
-    assert set(_SHARED_HELPER.findall(prelude)) >= {"job_ended", "not_live", "count_usage"}
+    assert set(_SHARED_HELPER.findall(prelude)) >= {"job_ended", "not_live", "count_usage", "count_model_usage"}
     for name, text in job_scripts.items():
         assert not _SHARED_HELPER.findall(text), name
-        assert "HINCRBYFLOAT" not in text, f"{name} counts usage itself instead of count_usage"
+        assert "USAGE_COUNTS)" not in text and "TOTALS.cost" not in text, f"{name} counts usage itself"
     assert {f"{n}.lua" for n in SCRIPTS} == {n.split("/")[1] for n in job_scripts}
 
 
