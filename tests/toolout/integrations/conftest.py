@@ -20,6 +20,18 @@ SMALL_TASK = 'Call get_order with {"id": "ORD-1"}.'
 SMALL_ORDER = '{"id": "ORD-1", "status": "paid", "customer": {"name": "Ada", "city": "Oslo"}}'
 
 
+def chat_openai(model_url: str):  # type: ignore[no-untyped-def]
+    """LangChain's ChatOpenAI on the offline model, with an HTTP client of its own: its default async client is
+    shared process-wide and bound to the first event loop (each test runs its own `asyncio.run`)."""
+    import httpx
+    from langchain_openai import ChatOpenAI
+
+    client = httpx.AsyncClient(timeout=300)
+    return ChatOpenAI(
+        model="toolout-offline", base_url=model_url, api_key="offline", max_retries=0, http_async_client=client
+    )
+
+
 @pytest.fixture(scope="session")
 def orders_json() -> str:
     return '{"items":' + b"".join(datasets.json_orders(ORDERS_BYTES)).decode() + "}"

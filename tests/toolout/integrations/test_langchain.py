@@ -20,6 +20,7 @@ from tests.toolout.integrations.conftest import (
     SMALL_ORDER,
     SMALL_TASK,
     TASK,
+    chat_openai,
     expected_too_large,
     session_deleted,
 )
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.slow
 
 
 def chat(model_url: str) -> ChatOpenAI:
-    return ChatOpenAI(model="toolout-offline", base_url=model_url, api_key="offline", max_retries=0)
+    return chat_openai(model_url)
 
 
 def shop_tools(orders_json: str) -> list:
