@@ -11,7 +11,7 @@ of the first 100 lines, as that message says; toolout's too-large message → `t
 
 Measured per run: the main model's requests (calls), the tokens it received summed over its requests
 (tiktoken, the offline encoding; the messages, and apart the tool definitions), the run's wall seconds,
-and whether the final answer holds the planted record. The numbers for docs/integrations/deepagents.md come from this script.
+and whether the final answer holds the planted record. docs/integrations/deepagents.md quotes its table.
 """
 
 from __future__ import annotations
