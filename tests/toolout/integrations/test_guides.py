@@ -1,4 +1,5 @@
-"""Each integration guide's code (docs/integrations/<framework>.md, its first python block) runs as written,
+"""Each integration guide's code (integrations/langchain.md, integrations/deepagents.md, integrations/pydantic-ai.md,
+integrations/openai-agents.md under docs/: the first python block) runs as written,
 against the stack, with the framework's OpenAI client pointed at the offline model by the standard
 OPENAI_BASE_URL / OPENAI_API_KEY variables and toolout found by TOOLOUT_API_URL."""
 
