@@ -2,7 +2,8 @@
 #   make demo   — the full system on embedded defaults, offline
 #   make test   — the test suite (what .ci/run calls)
 # and the gates CI adds: make lint, make test-light (the pure engine and the client side on the
-# lightest install — `pip install toolout`, no server extra — under Python 3.13).
+# lightest install — `pip install toolout`, no server extra — under Python 3.13; and that the framework
+# extras, langchain, pydantic-ai and openai-agents, would pull in no server package either).
 PYTHON ?= python3
 LIGHT_PYTHON ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3) python3.13)
 LIGHT  := .venv-light
@@ -57,6 +58,12 @@ test-light: install
 	cd $(LIGHT) && bin/python -c 'import importlib.util as u, toolout.cli, toolout.client, toolout.toolkit, extraction.schemas.strict_schema; \
 	  heavy = [m for m in ("celery", "boto3", "litellm", "fastapi", "redis") if u.find_spec(m)]; \
 	  assert not heavy, f"the light install pulled in {heavy}"; print("light install: SDK and toolkit import; no server packages")'
+	$(LIGHT)/bin/python -m pip install --dry-run --ignore-installed --quiet --disable-pip-version-check --report - \
+	  ".[langchain,pydantic-ai,openai-agents]" 2>/dev/null | $(LIGHT)/bin/python -c 'import json, sys; \
+	  names = {i["metadata"]["name"].lower() for i in json.load(sys.stdin)["install"]}; \
+	  heavy = sorted(names & {"celery", "kombu", "boto3", "litellm", "fastapi", "redis"}); \
+	  assert not heavy, f"the framework extras pull in {heavy}"; \
+	  print(f"framework extras (langchain, pydantic-ai, openai-agents): {len(names)} packages, no server package")'
 	TIKTOKEN_CACHE_DIR=$$($(PY) -c 'from infra.tokenizer_files import litellm_tokenizer_dir as d; print(d())') \
 	  $(LIGHT)/bin/python -m pytest -q tests/extraction tests/toolout/sdk tests/toolout/toolkit
 

@@ -24,9 +24,15 @@ RUN_BY = {
     "guides/variables.md": ["tests/api/test_docs_variables_guide.py"],
     "reference/rest.md": ["tests/infra/test_webhooks.py"],
     "models.md": ["tests/infra/test_settings_models.py"],  # the recipe's exports, read as Settings
+    **{
+        f"integrations/{guide}.md": ["tests/toolout/integrations/test_guides.py"]
+        for guide in ("langchain", "deepagents", "pydantic-ai", "openai-agents")
+    },
 }
 """Pages with python, bash or json blocks, and the tests that run (or parse and check) those blocks."""
 
+# integrations/*.md: the first python block is the guide (run); the later ones (a ToolNode, toolout.local.serve)
+# continue the reader's own code: they only have to parse.
 # reference/rest.md: besides the webhook receiver (run), its SDK and embedded-mode snippets continue the reader's
 # own code (`big_output_bytes`): they only have to parse.
 CHECKED = {"python", "bash", "json"}

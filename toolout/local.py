@@ -13,10 +13,20 @@ are what the service would produce for the same output, model and settings.
     print(result.job.usage)      # calls, tokens, cost
 
 Needs the server extra (litellm); the model is any litellm model string.
+
+`serve(...)` is the same embedded service behind the real API, on a loopback port of this process: give its
+URL to a `Toolkit` or a framework integration (`toolout.integrations`) and nothing else needs to run.
+
+    with serve("openai/gpt-4o-mini") as url:
+        agent = create_agent(model, tools, middleware=[ToolOutMiddleware(api_url=url)])
 """
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,3 +153,41 @@ def extract(
     with LocalToolOut(model, **options) as local:
         stored = local.store(content, tool_name=tool_name, tool_args=tool_args)
         return local.extract(stored.handle, extract, mode)
+
+
+@contextmanager
+def serve(
+    model: str | None = None, *, api_base: str | None = None, api_key: str | None = None, **settings: Any
+) -> Iterator[str]:
+    """The API on in-memory stores and a local thread pool (no Redis, Celery or blob store), under uvicorn in a
+    thread on a free loopback port, without authentication (only this machine reaches it); yields its URL.
+    Arguments as for `LocalToolOut`."""
+    import uvicorn
+
+    from api.app import create_app
+    from api.deps import Services
+
+    chosen = local_settings(model, api_base, api_key, **{"auth_mode": "dev", **settings})
+    stores = open_stores(chosen)
+    dispatcher = LocalDispatcher(build_runtime(chosen, stores, None))
+    app = create_app(services=Services(settings=chosen, stores=stores, dispatcher=dispatcher))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, name="toolout-local-api", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{_bound_port(server)}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        dispatcher.close()
+        stores.close()
+
+
+def _bound_port(server: Any, timeout: float = 10.0) -> int:
+    """The port uvicorn bound (port 0 asks the OS for a free one), once it has started."""
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the embedded toolout API did not start within {timeout:.0f} s")
+        time.sleep(0.02)
+    return int(server.servers[0].sockets[0].getsockname()[1])

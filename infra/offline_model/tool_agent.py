@@ -10,7 +10,9 @@ this order, one tool call per turn:
      `{"handle": "<uuid>", "extract": <the task's extract>}`;
    * `[tool output routed] <tool> -> variable:<name> (…)` → `buffer_ops`
      `{"operation": "peek", "target": "<name>"}`;
-   * `[output_ref <id>] …` (a compacted result) → `tool_output_cache` `{"ref_id": "<id>"}`.
+   * `[output_ref <id>] …` (a compacted result) → `tool_output_cache` `{"ref_id": "<id>"}`;
+   * `Tool result too large, … saved in the filesystem at this path: <path>` (deepagents' eviction) →
+     `read_file` `{"file_path": "<path>", "offset": 0, "limit": 100}`, as that message asks.
 2. **The next step of the task.** The task is the last user message. Its steps are the offered
    tools it names (whole words), in order; a name may be followed by `with` and a JSON object,
    which is the call's arguments (else `{}`). The standard tools (`tool_output`,
@@ -41,6 +43,7 @@ ANSWER_RESULT_CHARS = 1500
 _TOO_LARGE = re.compile(r'Tool output is too large \(.*?\)\.\s*Call tool_output\(handle = "([^"]+)"', re.S)
 _ROUTED = re.compile(r"\[tool output routed\] \S+ -> variable:([A-Za-z_][A-Za-z0-9_]*) \(")
 _OUTPUT_REF = re.compile(r"^\[output_ref ([^\]\s]+)\]")
+_EVICTED = re.compile(r"^Tool result too large, .*? saved in the filesystem at this path: (\S+)")
 _EXTRACT = re.compile(r"^\s*Extract:\s*(.+)$", re.M | re.I)
 _LISTED = re.compile(r"^- `\$([A-Za-z_][A-Za-z0-9_]*)` \(([^)]*)\):", re.M)
 _REF = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -136,6 +139,8 @@ def _follow_ups_of(result: str, task: str) -> list[Step]:
         steps.append(Step("buffer_ops", {"operation": "peek", "target": match.group(1)}))
     if match := _OUTPUT_REF.search(result):
         steps.append(Step("tool_output_cache", {"ref_id": match.group(1)}))
+    if match := _EVICTED.search(result):
+        steps.append(Step("read_file", {"file_path": match.group(1), "offset": 0, "limit": 100}))
     return steps
 
 

@@ -94,6 +94,21 @@ def test_a_compacted_result_is_read_back_with_tool_output_cache() -> None:
     assert calls[1] == ("tool_output_cache", {"ref_id": HANDLE})
 
 
+def test_a_deepagents_eviction_is_read_back_with_read_file_as_it_asks() -> None:
+    evicted = (
+        "Tool result too large, the result of this tool call call_1 was saved in the filesystem at this path: "
+        "/large_tool_results/call_1\n\nYou can read the result from the filesystem by using the read_file tool"
+    )
+    tools = [fn("get_orders"), fn("read_file")]
+    messages = [
+        {"role": "user", "content": "Call get_orders."},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "function": {"name": "get_orders"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": evicted},
+    ]
+    name, args = called(ask(messages, tools))
+    assert (name, args) == ("read_file", {"file_path": "/large_tool_results/call_1", "offset": 0, "limit": 100})
+
+
 def test_a_tool_reference_becomes_the_tools_newest_listed_variable() -> None:
     variables: list[str] = []
 

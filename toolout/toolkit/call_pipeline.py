@@ -120,30 +120,44 @@ def user_tool_call(
     result = yield Local(lambda: tool.run_sync(arguments, ctx), lambda: tool.run(arguments, ctx))
     if result.is_error or isinstance(result, PartsResult):
         return report(call, result, warnings=warnings)
-    return (yield from _save(tool, call, session, result, args, settings, warnings))
+    return (yield from _save(tool.name, call, session, result, args, settings, warnings))
+
+
+def foreign_output(
+    call: ToolCall, session: str, result: TextResult | JsonResult, settings: CallSettings
+) -> Plan[CallReport]:
+    """Steps 3-4 for a tool that ran elsewhere (an agent framework's own tool, `toolout.integrations`).
+
+    Stored only when oversized (`store=if_oversized`) unless routed: a small output costs the service
+    nothing and the model sees it unchanged.
+    """
+    args = decoded(call.arguments)
+    return (yield from _save(call.name, call, session, result, args, settings, [], store="if_oversized"))
 
 
 def _save(
-    tool: Tool,
+    name: str,
     call: ToolCall,
     session: str,
     result: TextResult | JsonResult,
     args: Any,
     settings: CallSettings,
     warnings: list[dict[str, Any]],
+    store: str = "always",
 ) -> Plan[CallReport]:
     content, content_type = payload(result)
-    route = settings.routes.get(tool.name)
-    target = _upload_target(tool, route, args, result, settings)
+    route = settings.routes.get(name)
+    target = _upload_target(name, route, args, result, settings)
     try:
         answer = yield from outputs.store(
-            session, content.encode("utf-8"), tool_name=tool.name, tool_args=header_arguments(call.arguments_text),
-            content_type=content_type, name=target.name, output=target.output, write_mode=target.write_mode,
+            session, content.encode("utf-8"), tool_name=name, tool_args=header_arguments(call.arguments_text),
+            content_type=content_type, store=store, name=target.name, output=target.output,
+            write_mode=target.write_mode,
         )  # fmt: skip
     except ToolOutAPIError as exc:
         if isinstance(exc, UnavailableError):
             raise
-        text = f'Error storing the output of tool "{tool.name}": {exc.message}'
+        text = f'Error storing the output of tool "{name}": {exc.message}'
         return report(call, TextResult(text, is_error=True), warnings=warnings)
     return _answered(call, result, answer, warnings)
 
@@ -158,7 +172,7 @@ class UploadTarget:
 
 
 def _upload_target(
-    tool: Tool, route: OutputRoute | None, args: Any, result: TextResult | JsonResult, settings: CallSettings
+    name: str, route: OutputRoute | None, args: Any, result: TextResult | JsonResult, settings: CallSettings
 ) -> UploadTarget:
     if route is not None and route.output.kind is not DestinationKind.INLINE:
         mode = route.write_mode.value if route.write_mode is not None else None
@@ -166,14 +180,16 @@ def _upload_target(
     if settings.naming is None:
         return UploadTarget()
     output = result.value if isinstance(result, JsonResult) else result.text
-    name = settings.naming(tool.name, args, output)
-    return UploadTarget(name=validate_name(name) if name is not None else None)
+    chosen = settings.naming(name, args, output)
+    return UploadTarget(name=validate_name(chosen) if chosen is not None else None)
 
 
 def _answered(
     call: ToolCall, result: TextResult | JsonResult, answer: dict[str, Any], warnings: list[dict[str, Any]]
 ) -> CallReport:
     where = {"variable": answer.get("name"), "handle": answer.get("handle"), "warnings": warnings}
+    if answer.get("stored") is False:  # store=if_oversized and it fits: nothing kept
+        return report(call, result, warnings=warnings)
     if answer.get("routed"):
         return report(call, TextResult(str(answer["manifest"])), routed=True, **where)
     if answer.get("oversized"):

@@ -24,8 +24,9 @@ Routes = str | Mapping[str, Any] | None
 _DIRECTIVE = re.compile(r"^[ \t]*@(tools|input)\b", re.MULTILINE)
 
 
-def parse_routes(routes: Routes, tool_names: Iterable[str]) -> dict[str, OutputRoute | None]:
-    """`tool name -> route` (None: no `output=` given, the output stays inline)."""
+def parse_routes(routes: Routes, tool_names: Iterable[str] | None) -> dict[str, OutputRoute | None]:
+    """`tool name -> route` (None: no `output=` given, the output stays inline). `tool_names` None: the
+    tools are not known in advance (an agent framework's, `toolout.integrations`), so names are not checked."""
     if routes is None:
         return {}
     if isinstance(routes, str):
@@ -36,6 +37,8 @@ def parse_routes(routes: Routes, tool_names: Iterable[str]) -> dict[str, OutputR
         parsed = spec.tools
     else:
         parsed = tool_routes_from_mapping(routes)
+    if tool_names is None:
+        return parsed
     known = set(tool_names)
     unknown = sorted(set(parsed) - known)
     if unknown:
