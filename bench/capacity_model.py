@@ -170,7 +170,16 @@ def jobs_need(job: Measured) -> dict[str, Any]:
         "Redis CPU cores": redis_cores,
         "Redis memory GB": memory / 1e9,
         "S3 requests/s": rate * job.s3_per_unit(),
+        "concurrent jobs one primary carries": one_primary(job, duration),
     }
+
+
+def one_primary(job: Measured, duration: float) -> int:
+    """Concurrent jobs one Redis primary holds within its CPU and memory budgets: the ceiling while the
+    keyspace cannot be spread over a cluster (issue 22 item 3)."""
+    by_cpu = REDIS_CORE_BUDGET / (job.redis_ms_per_unit() / 1000) * duration
+    by_memory = REDIS_MEMORY_BUDGET / (job.peak_per_unit() + JOB_TTL_S / duration * job.retained_per_unit())
+    return int(min(by_cpu, by_memory))
 
 
 def sessions_need(filled: Measured, deleted: Measured, job: Measured) -> dict[str, Any]:
@@ -214,10 +223,13 @@ def print_model(results: dict[str, Measured], args: Any) -> None:
     for name in ("full", "session_fill"):
         print()
         print_table(family_rows(results[name]))
+    job = results["full"]
+    top = sorted(job.cost.commands.items(), key=lambda item: -item[1])[:12]
+    print(f"\nRedis commands per job ({job.name}), the most frequent (inside Lua included):")
+    print("  " + ", ".join(f"{name} {calls / job.units:.1f}" for name, calls in top))
     print("\nS3 requests per unit by kind:")
     for m in results.values():
         print(f"  {m.name}: {m.s3_kinds()}")
-    job = results["full"]
     print(
         f"\nProjection. Assumptions: {job.calls / job.units:.0f} model calls per job ({args.chunks} chunks + reduce), "
         f"model latency {MODEL_LATENCY_S:.0f} s, job = map wave + reduce + {JOB_OVERHEAD_S:.0f} s; "
@@ -234,4 +246,4 @@ def print_model(results: dict[str, Measured], args: Any) -> None:
     ):
         print(f"\n{title}:")
         for key, value in {**load, **needs(load)}.items():
-            print(f"  {key:<34} {value:,.1f}" if isinstance(value, float) else f"  {key:<34} {value:,}")
+            print(f"  {key:<38} {value:,.1f}" if isinstance(value, float) else f"  {key:<38} {value:,}")
