@@ -164,7 +164,7 @@ def jobs_need(job: Measured) -> dict[str, Any]:
         "model calls/s": calls_per_s,
         "model calls in flight (threads)": threads,
         "worker CPU cores": worker_cores,
-        "worker processes": max(math.ceil(threads / THREADS_PER_WORKER), math.ceil(worker_cores / WORKER_CORE_BUDGET)),
+        "worker processes": workers(threads, worker_cores),
         "API cores": rate * job.api_ms_per_unit() / 1000,
         "Redis commands/s": rate * job.commands_per_unit(),
         "Redis CPU cores": redis_cores,
@@ -172,6 +172,11 @@ def jobs_need(job: Measured) -> dict[str, Any]:
         "S3 requests/s": rate * job.s3_per_unit(),
         "concurrent jobs one primary carries": one_primary(job, duration),
     }
+
+
+def workers(threads: float, cores: float) -> int:
+    """Worker processes: enough threads for every model call in flight, and enough cores for their CPU."""
+    return max(1, math.ceil(threads / THREADS_PER_WORKER), math.ceil(cores / WORKER_CORE_BUDGET))
 
 
 def one_primary(job: Measured, duration: float) -> int:
@@ -191,12 +196,16 @@ def sessions_need(filled: Measured, deleted: Measured, job: Measured) -> dict[st
         return getattr(filled, attr)() + getattr(deleted, attr)()
 
     live = SESSIONS_PER_DAY / 86_400 * PEAK_FACTOR * SESSION_ALIVE_S
+    threads = jobs * job.calls / job.units * MODEL_LATENCY_S
+    cores = jobs * job.worker_ms_per_unit() / 1000
     return {
         "sessions/s (peak)": rate,
         "jobs/s": jobs,
         "API requests/s": rate * per("requests_per_unit") + jobs * job.requests_per_unit(),
         "API cores": (rate * per("api_ms_per_unit") + jobs * job.api_ms_per_unit()) / 1000,
-        "worker CPU cores": jobs * job.worker_ms_per_unit() / 1000,
+        "model calls in flight (threads)": threads,
+        "worker CPU cores": cores,
+        "worker processes": workers(threads, cores),
         "Redis commands/s": rate * per("commands_per_unit") + jobs * job.commands_per_unit(),
         "Redis CPU cores": (rate * per("redis_ms_per_unit") + jobs * job.redis_ms_per_unit()) / 1000,
         "sessions alive": live,
