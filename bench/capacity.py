@@ -249,7 +249,8 @@ def main() -> int:
     print(f"(measured in {time.monotonic() - started:.0f} s, idle Redis traffic {meter.idle_commands_per_s:.0f} cmd/s)")
     print_model(results, args)
     print(
-        f"\nLoad run: today's largest concurrent-jobs test, R1 ({args.jobs} jobs x {args.chunks} chunks), x{args.scale}"
+        f"\nLoad run: {args.jobs} jobs x {args.chunks} chunks at once, then x{args.scale} "
+        "(today's largest concurrent-jobs test, R1, is 20 jobs x 6 chunks)"
     )
     rows = ratio_rows(results["full"], results["load"])
     print_table(rows)
