@@ -8,6 +8,7 @@ resident memory of each process (its children included: a Celery worker is a few
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import time
@@ -76,6 +77,22 @@ def rss_mb(pids: Iterable[int]) -> float:
     """Resident memory of the processes and all their descendants, in MB, from /proc (Linux); a process
     that is gone counts 0."""
     return sum(_rss_kb(pid) for root in pids for pid in _tree(root)) / 1000
+
+
+def cpu_seconds(pids: Iterable[int]) -> float:
+    """User + system CPU the processes and their descendants have used so far, in seconds, from /proc (Linux).
+
+    The process's own CPU time, not wall time: on a machine shared with other work it is what the
+    process itself cost, however long it waited for a core."""
+    return sum(_cpu_ticks(pid) for root in pids for pid in _tree(root)) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_ticks(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat, counted from the pid)
 
 
 def _tree(root: int) -> list[int]:
