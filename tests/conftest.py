@@ -61,6 +61,21 @@ def pytest_configure(config: pytest.Config) -> None:
     from infra.tokenizer_files import ensure_offline_encodings  # stdlib only: finds litellm's BPE files if present
 
     ensure_offline_encodings()
+    if config.getoption("cov_source", default=None):  # `make test`: pytest-cov's --cov
+        _untimed_hypothesis()
+
+
+def _untimed_hypothesis() -> None:
+    """Drop Hypothesis' wall-clock checks while coverage traces every line.
+
+    Under the tracer on a loaded 2-core machine, drawing one input of the larger strategies takes over a
+    second and the `too_slow` health check fails tests that pass untraced; the timings measure the
+    machine, not the test. Plain `pytest` keeps both checks.
+    """
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("coverage", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("coverage")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups

@@ -103,13 +103,15 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
 
     @task(WEBHOOK)
     def deliver_webhook(job_id: str, attempt: int) -> None:
-        """One attempt; the next one is a new message after the backoff (no worker thread sleeps on it)."""
-        delay = deliver_once(rt.settings, rt.jobs, job_id, attempt).retry_in
-        if delay is not None:  # whole seconds: RabbitMQ's native delayed delivery counts no finer
-            countdown = max(1, math.ceil(delay))
-            celery.send_task(
-                WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=countdown, ignore_result=True
-            )
+        deliver_webhook_attempt(celery, rt, job_id, attempt)
+
+
+def deliver_webhook_attempt(celery: Celery, rt: Runtime, job_id: str, attempt: int) -> None:
+    """One attempt; the next one is a new message after the backoff (no worker thread sleeps on it)."""
+    delay = deliver_once(rt.settings, rt.jobs, job_id, attempt).retry_in
+    if delay is not None:  # whole seconds: RabbitMQ's native delayed delivery counts no finer
+        countdown = max(1, math.ceil(delay))
+        celery.send_task(WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=countdown, ignore_result=True)
 
 
 def quiet_when_over(jobs: JobStore, name: str, step: Callable[..., None]) -> Callable[..., None]:
