@@ -1,6 +1,6 @@
 """Run every benchmark in sequence (what `make bench` calls) and summarise how each one ended.
 
-    python bench/run_all.py [--quick] [--only stats,grep,service,variables,fanout]
+    python bench/run_all.py [--quick] [--only stats,grep,service,variables,fanout,quality]
 
 Each bench runs in its own interpreter, one after the other (they would compete for the same
 cores), prints its own table with targets and PASS/MISS, and is measured against a baseline taken
@@ -10,8 +10,8 @@ everything still runs (about 4 minutes, most of it the service stacks) — its r
 not the numbers to quote.
 
 Exit status: 0 when every bench exited 0; otherwise 1 (bench_grep, bench_service, bench_variables
-and bench_fanout exit 1 when a target is missed, any bench exits non-zero when it crashes — its output
-above says which).
+and bench_fanout exit 1 when a target is missed, quality when the query strategy gets an exact
+answer wrong; any bench exits non-zero when it crashes — its output above says which).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ FULL = {
     "service": ["bench_service.py"],
     "variables": ["bench_variables.py"],
     "fanout": ["bench_fanout.py"],
+    "quality": ["quality.py"],
 }
 QUICK = {
     "stats": ["bench_stats.py", "--mb", "20", "--stream-mb", "200", "--repeat", "1"],
@@ -41,6 +42,7 @@ QUICK = {
     "service": ["bench_service.py", "--runs", "3", "--upload-mb", "30", "--log-mb", "20"],
     "variables": ["bench_variables.py", "--mb", "20", "--runs", "1", "--small", "100"],
     "fanout": ["bench_fanout.py", "--runs-0ms", "2", "--runs-500ms", "1"],
+    "quality": ["quality.py", "--quick"],
 }
 
 
