@@ -40,6 +40,10 @@ ORDER_NEEDLE = Planted(
     needle="ORD-77731",
     request="Find the order with id ORD-77731: give its customer, status and the failure_reason.",
 )
+ORDER_COUNT_STATUS = "refunded"
+ORDER_COUNT_REQUEST = f"How many orders have status {ORDER_COUNT_STATUS}, and what is their total_cents?"
+"""A question only an exact reader answers: the count and sum over every record (see `order_totals`)."""
+
 POOL_INCIDENT = Planted(
     needle="connection pool exhausted",
     request="Find incidents where the database connection pool was exhausted: timestamps, service and the error text.",
@@ -100,6 +104,21 @@ def _json_pieces(total_bytes: int, seed: int) -> Iterator[str]:
         n += 1
         yield piece
     yield "]"
+
+
+def order_totals(total_bytes: int, status: str = ORDER_COUNT_STATUS, *, seed: int = 7) -> tuple[int, int]:
+    """(how many orders of `json_orders(total_bytes, seed=seed)` have `status`, the sum of their total_cents).
+
+    Computed from the same generator, one record at a time: the exact answer `ORDER_COUNT_REQUEST` has.
+    """
+    count = cents = 0
+    for piece in _json_pieces(total_bytes, seed):
+        if piece in ("[", "]"):
+            continue
+        order = json.loads(piece.lstrip(","))
+        if order["status"] == status:
+            count, cents = count + 1, cents + order["total_cents"]
+    return count, cents
 
 
 def service_log(total_bytes: int, *, seed: int = 11, block_bytes: int = 1 << 20, incidents: int = 3) -> Iterator[bytes]:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import json
 
-from toolout.datasets import ORDER_NEEDLE, POOL_INCIDENT, json_orders, service_log
+from toolout.datasets import (
+    ORDER_COUNT_REQUEST,
+    ORDER_COUNT_STATUS,
+    ORDER_NEEDLE,
+    PLANTED_ORDER,
+    POOL_INCIDENT,
+    json_orders,
+    order_totals,
+    service_log,
+)
 
 
 def test_json_orders_is_one_minified_array_of_the_asked_size_with_the_planted_order() -> None:
@@ -30,3 +39,11 @@ def test_service_log_plants_each_incident_once_spread_through_the_log() -> None:
 def test_outputs_are_deterministic_per_seed() -> None:
     assert b"".join(json_orders(50_000)) == b"".join(json_orders(50_000))
     assert b"".join(service_log(50_000, seed=1)) != b"".join(service_log(50_000, seed=2))
+
+
+def test_order_totals_counts_what_the_generated_json_holds() -> None:
+    orders = json.loads(b"".join(json_orders(200_000)))
+    refunded = [order for order in orders if order["status"] == ORDER_COUNT_STATUS]
+    assert order_totals(200_000) == (len(refunded), sum(order["total_cents"] for order in refunded))
+    assert order_totals(200_000, "payment_failed") == (1, PLANTED_ORDER["total_cents"])
+    assert ORDER_COUNT_STATUS in ORDER_COUNT_REQUEST and len(refunded) > 10
