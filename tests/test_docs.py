@@ -17,7 +17,11 @@ import pytest
 from tests.docs_pages import ROOT, blocks, fenced_blocks, page, pages, section
 
 RUN_BY = {
-    "README.md": ["tests/toolout/test_quickstart.py", "tests/toolout/mcp/test_docs_mcp_config.py"],
+    "README.md": [
+        "tests/toolout/test_quickstart.py",
+        "tests/toolout/mcp/test_docs_mcp_config.py",
+        "tests/test_docs.py",
+    ],
     "guides/toolkit.md": ["tests/test_docs.py"],  # its block is the README's quickstart, checked equal below
     "guides/mcp.md": ["tests/toolout/mcp/test_docs_mcp_config.py"],
     "guides/mcp-proxy.md": ["tests/toolout/mcp/test_proxy_cli.py"],
@@ -58,6 +62,12 @@ def test_every_block_parses_as_its_language(name: str) -> None:
         elif lang == "bash" and shutil.which("bash"):
             done = subprocess.run(["bash", "-n"], input=body, capture_output=True, text=True, check=False)
             assert done.returncode == 0, (name, done.stderr)
+
+
+def test_the_readme_framework_quickstart_is_the_langchain_guide_that_runs() -> None:
+    """`tests/toolout/integrations/test_guides.py` runs the guide's block as written; the README shows the same."""
+    readme = blocks(section(page("README.md"), "## Quickstart: an agent framework"), "python")
+    assert readme == blocks(page("integrations/langchain.md"), "python")[:1]
 
 
 def test_the_toolkit_guide_shows_the_quickstart_the_readme_runs() -> None:
