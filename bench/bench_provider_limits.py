@@ -1,4 +1,4 @@
-"""Provider limits shared by every worker (issue 18): many jobs at once against a model that allows N a minute.
+"""Provider limits shared by every worker (docs/models.md): many jobs at once against a model that allows N a minute.
 
     python bench/bench_provider_limits.py [--rpm 120] [--jobs 10] [--chunks 32] [--workers 3] [--concurrency 32]
                                           [--redis-url redis://127.0.0.1:6379/9]

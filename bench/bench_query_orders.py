@@ -10,7 +10,7 @@ embedded mode (`toolout.local`, the service's pipeline on a thread pool), and as
 2. "how many orders have status refunded, and their total_cents?" with `query` (checked
    against the numbers counted from the JSON) and `full-chunked` (printed beside it).
 
-Targets (issue 19): auto → query, the planted order found, ≤ 20,000 input tokens, and ≤ 1/10 of
+Targets (docs/query.md): auto → query, the planted order found, ≤ 20,000 input tokens, and ≤ 1/10 of
 full-chunked's seconds. Exit status 1 if one is missed or the query count is not exact.
 """
 

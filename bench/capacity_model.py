@@ -181,7 +181,7 @@ def workers(threads: float, cores: float) -> int:
 
 def one_primary(job: Measured, duration: float) -> int:
     """Concurrent jobs one Redis primary holds within its CPU and memory budgets: the ceiling while the
-    keyspace cannot be spread over a cluster (issue 22 item 3)."""
+    keyspace cannot be spread over a cluster (the cluster-ready keyspace, not built yet: docs/scaling.md)."""
     by_cpu = REDIS_CORE_BUDGET / (job.redis_ms_per_unit() / 1000) * duration
     by_memory = REDIS_MEMORY_BUDGET / (job.peak_per_unit() + JOB_TTL_S / duration * job.retained_per_unit())
     return int(min(by_cpu, by_memory))

@@ -1,4 +1,4 @@
-"""A model per stage, fallbacks and provider limits (issue 18), on the real stack: three offline models as
+"""A model per stage, fallbacks and provider limits (docs/models.md), on the real stack: three offline models as
 processes (see tests/fixtures/models_stack.py), the API and three Celery workers of 32 threads each.
 
 The full-size run of the limits (120 rpm, 10 jobs × 32 chunks) is `bench/bench_provider_limits.py`; here

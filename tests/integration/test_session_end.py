@@ -1,4 +1,4 @@
-"""Sessions end whenever their agent likes, jobs in flight included (issue 21): on the faults stack (the API
+"""Sessions end whenever their agent likes, jobs in flight included (docs/operations.md): on the faults stack (the API
 and two Celery workers as processes, a private Redis, the offline model), 20 sessions are each deleted
 0.3 s after starting two jobs. Every job must be gone, no log may hold a traceback or an ERROR line,
 and Redis must be back to the keys it had before, within the default watchdog interval.

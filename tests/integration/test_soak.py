@@ -1,4 +1,4 @@
-"""The soak's 60-second form (issue 21): `bench/soak.py` on a stack of its own (private Redis, offline
+"""The soak's 60-second form (docs/operations.md §Soak): `bench/soak.py` on a stack of its own (private Redis, offline
 model, API, two workers as processes), 4 agents of which 2 delete their session mid-job. It exits 1 on
 any failed request, any traceback or ERROR line in any log, RSS growth past its bound after warm-up, or
 Redis keys left behind; its report is printed (run with `-s`) and its numbers checked here too.

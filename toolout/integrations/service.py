@@ -38,7 +38,7 @@ T = TypeVar("T")
 TOOL_OUTPUT = "tool_output"
 BUFFER_OPS = "buffer_ops"
 DEFAULT_TOOLS = (TOOL_OUTPUT, CACHE_NAME, CACHE_GREP_NAME)
-"""`buffer_ops` joins them with `buffer_ops=True` (it only makes sense with seed 003 routes)."""
+"""`buffer_ops` joins them with `buffer_ops=True` (it only makes sense with routes: docs/spec/directives.md)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ class ToolOutService:
         extraction_timeout: float = 600.0,
     ) -> None:
         """As `Toolkit` takes the service: `api_url` (+ `api_key`), else `TOOLOUT_API_URL` (+ `TOOLOUT_API_KEY`),
-        or a `client`. `routes`: seed 003 `@tools` routes for the framework's tools (`toolout.toolkit.routes`)."""
+        or a `client`. `routes`: `@tools` routes (docs/spec/directives.md) for the framework's tools (`toolout.toolkit.routes`)."""
         self._url = api_url or os.environ.get("TOOLOUT_API_URL")
         self._key = api_key or os.environ.get("TOOLOUT_API_KEY")
         if client is None and not self._url:
