@@ -146,7 +146,8 @@ QUERY_MODE_DESCRIPTION = (
 
 
 def tool_output_tool(name: str = TOOL_OUTPUT_NAME, *, offer_query: bool = False) -> Tool:
-    """The agent-facing extraction tool: the exact schema (docs/spec/tool-output.md §tool_output schema), or with `query` in the mode enum when offered."""
+    """The agent-facing extraction tool: the exact schema (docs/spec/tool-output.md §tool_output schema), or
+    with `query` in the mode enum when offered."""
     tool = function_tool(name, TOOL_OUTPUT_DESCRIPTION, TOOL_OUTPUT_PARAMETERS)
     if offer_query:
         mode = tool["function"]["parameters"]["properties"]["mode"]

@@ -65,7 +65,8 @@ class ToolOutService:
         extraction_timeout: float = 600.0,
     ) -> None:
         """As `Toolkit` takes the service: `api_url` (+ `api_key`), else `TOOLOUT_API_URL` (+ `TOOLOUT_API_KEY`),
-        or a `client`. `routes`: `@tools` routes (docs/spec/directives.md) for the framework's tools (`toolout.toolkit.routes`)."""
+        or a `client`. `routes`: `@tools` routes (docs/spec/directives.md) for the framework's tools
+        (`toolout.toolkit.routes`)."""
         self._url = api_url or os.environ.get("TOOLOUT_API_URL")
         self._key = api_key or os.environ.get("TOOLOUT_API_KEY")
         if client is None and not self._url:

@@ -168,8 +168,8 @@ def _catalogue(offer_query: bool = False) -> dict[str, ServiceTool]:
 def standard_tools(selection: bool | Iterable[str] = True, *, offer_query: bool = False) -> dict[str, ServiceTool]:
     """The standard tools to add: all (True), none (False), or those named.
 
-    `offer_query`: `tool_output`'s mode enum lists `query` (default: the exact schema of docs/spec/tool-output.md §tool_output schema; the
-    service accepts `mode="query"` either way).
+    `offer_query`: `tool_output`'s mode enum lists `query` (default: the exact schema of
+    docs/spec/tool-output.md §tool_output schema; the service accepts `mode="query"` either way).
     """
     catalogue = _catalogue(offer_query)
     if selection is True:
