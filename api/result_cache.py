@@ -15,7 +15,7 @@ from api.deps import Services
 from api.schemas import ExtractionRequest
 from extraction.errors import NotFound
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobRecord, new_job
+from infra.jobstore import JobRecord
 from infra.records import OutputRecord
 from infra.resultcache.key import cache_key
 from infra.resultcache.reuse import answered_from, cacheable
@@ -51,16 +51,7 @@ def serve_cached(
 
     Its own `callback_url`, if the request gave one, is called like any finished job's.
     """
-    settings = services.settings
-    requested = new_job(
-        output,
-        body.extract,
-        body.mode,
-        model=body.model or settings.model,
-        callback_url=body.callback_url,
-        stage_models=settings.stage_models(body.model),
-    )
-    job = answered_from(source, requested)
+    job = answered_from(source, body.job_on(output, services.settings))
     services.jobs.create_finished(job)
     offer(services, key, job)
     return job

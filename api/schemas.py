@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_mod
 
 from extraction.strategies.routing import Mode
 from infra.estimates import ExtractionEstimate
-from infra.jobstore import JobRecord
+from infra.jobstore import JobRecord, new_job
 from infra.records import OutputRecord, SessionRecord
+from infra.settings import Settings
 
 Links = dict[str, str]
 StorePolicy = Literal["always", "if_oversized"]
@@ -180,6 +181,17 @@ class ExtractionRequest(BaseModel):
         description="the litellm model every stage of this job calls, one of the deployment's allowed models "
         "(TOOLOUT_ALLOWED_MODELS; any other is refused with 422 model_not_allowed); default: each stage's own",
     )
+
+    def job_on(self, output: OutputRecord, settings: Settings) -> JobRecord:
+        """The job this request asks for on `output` (not stored yet): whether it runs or is answered from cache."""
+        return new_job(
+            output,
+            self.extract,
+            self.mode,
+            model=self.model or settings.model,
+            callback_url=self.callback_url,
+            stage_models=settings.stage_models(self.model),
+        )
 
 
 class WebhookSecret(BaseModel):

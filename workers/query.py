@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import logging
 
-from extraction.strategies.agent import run_agent
 from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.query import query_agent_tools, query_messages, table_name
 from infra.content import structured_kind
-from infra.job_planning import agent_bounds
 from infra.query import EngineLimits, LoadFailed, Opened, open_tables
 from infra.query.tools import QueryToolbox
 from infra.settings import Settings
-from infra.stored_output import PinnedTools, StoredOutput
 from workers import outcomes, pipeline
-from workers.gate import job_llm
-from workers.runtime import Runtime, stage_limits
+from workers.agent import raw_tools, run_sub_agent
+from workers.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")
 
@@ -66,30 +63,17 @@ def _open(rt: Runtime, live: pipeline.LiveJob) -> Opened:
 
 def _ask(rt: Runtime, live: pipeline.LiveJob, opened: Opened) -> None:
     job_id = live.job.id
-    raw = PinnedTools(StoredOutput(rt.blobs, live.output, block_size=rt.settings.blob_read_block_bytes))
     ran: list[str] = []
 
     def keep(sql: str) -> None:
         ran.append(sql[:MAX_KEPT_SQL_CHARS])
         rt.jobs.update(job_id, queries=ran)
 
+    raw = raw_tools(rt, live)
     toolbox = QueryToolbox(opened, raw, rt.settings.query_max_rows, rt.settings.query_max_result_tokens, on_query=keep)
     tables = [(t.name, t.rows) for t in opened.manifest.tables]
-    outcome = run_agent(
-        job_llm(rt, live.job, "agent"),
-        query_messages(live.prompt, handle_filename=live.output.handle, tables=tables, max_rows=toolbox.max_rows),
-        tools=query_agent_tools(),
-        execute=toolbox,
-        nonce=live.job.nonce,
-        bounds=agent_bounds(rt.settings, stage_limits(rt, live.job, "agent")),
-        on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
-        should_stop=lambda: rt.jobs.is_terminal(job_id),
-    )
-    rt.jobs.add_usage(job_id, outcome.usage)
-    if outcome.report is not None:
-        outcomes.finish_with_report(rt, live.job, outcome.report, Mode.QUERY.value)
-    else:
-        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"query failed: {outcome.failure}")
+    messages = query_messages(live.prompt, handle_filename=live.output.handle, tables=tables, max_rows=toolbox.max_rows)
+    run_sub_agent(rt, live, messages, query_agent_tools(), toolbox, Mode.QUERY)
 
 
 def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> pipeline.Next:

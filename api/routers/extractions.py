@@ -39,7 +39,7 @@ from extraction.texts.results import unknown_handle_text
 from infra.errors import BackendUnavailable
 from infra.estimates import ExtractionEstimate, check_budget, estimate_extraction
 from infra.idempotency import fingerprint
-from infra.jobstore import JobRecord, JobStatus, JobStore, new_job
+from infra.jobstore import JobRecord, JobStatus, JobStore
 from infra.jobstore.ends import JobEnds
 from infra.models import check_requested_model
 from infra.records import OutputRecord, RecordStore
@@ -135,16 +135,8 @@ def _check_extract(body: ExtractionRequest, settings: Settings) -> None:
 
 def _create(services: Services, output: OutputRecord, body: ExtractionRequest) -> JobRecord:
     """Write the job (admitted against the tenant's live-job cap), then hand it to the workers."""
-    settings = services.settings
-    record = new_job(
-        output,
-        body.extract,
-        body.mode,
-        model=body.model or settings.model,
-        callback_url=body.callback_url,
-        stage_models=settings.stage_models(body.model),
-    )
-    job = services.jobs.create(record, max_live=settings.max_concurrent_jobs_per_tenant)
+    record = body.job_on(output, services.settings)
+    job = services.jobs.create(record, max_live=services.settings.max_concurrent_jobs_per_tenant)
     _submit(services.jobs, services.dispatcher, job)
     return job
 
