@@ -111,19 +111,6 @@ def stack_env(root: Path, redis_url: str, model_port: int, extra: dict[str, str]
     }
 
 
-def quiet_offline_model(port: int, env: dict[str, str], logs: Path) -> processes.Service:
-    """The offline model at log level WARNING: with no latency, formatting an access line and an INFO
-    line per request is a good part of what it costs to serve, and that cost is the test double's, not toolout's."""
-    code = f"from infra.offline_model.server import serve; serve('127.0.0.1', {port}, log_level='warning')"
-    return processes.Service(
-        "offline-model",
-        [processes.PYTHON, "-c", code],
-        env,
-        logs / "offline-model.log",
-        ready=processes.http_ok(f"http://127.0.0.1:{port}/healthz"),
-    )
-
-
 def worker_service(
     name: str, env: dict[str, str], logs: Path, *, concurrency: int, app: str | None = None
 ) -> processes.Service:
@@ -184,7 +171,7 @@ def running_stack(
     logs = root / "logs"
     if model is not None:
         stack.model_url = f"http://127.0.0.1:{model_port}/v1"
-        stack.services["model"] = quiet_offline_model(model_port, {**stack.env, **model}, logs)
+        stack.services["model"] = processes.quiet_offline_model(model_port, {**stack.env, **model}, logs)
     stack.services["api"] = processes.api(api_port, stack.env, logs)
     if worker is not None:
         stack.services["worker"] = worker_service("bench-worker", stack.env, logs, **worker)

@@ -183,7 +183,7 @@ def start_stack(
     try:
         stack.redis_process = _redis_server(redis_port, root)
         model_env = {"TOOLOUT_OFFLINE_LATENCY_MS": str(model_latency_ms)}
-        stack.services.append(_quiet_model(model_port, model_env, logs).start())
+        stack.services.append(processes.quiet_offline_model(model_port, model_env, logs).start())
         stack.services.append(processes.api(api_port, env, logs).start())
         names = [f"soak-worker-{i + 1}" for i in range(workers)]
         stack.services += [processes.worker(name, env, logs).start() for name in names]
@@ -204,15 +204,3 @@ def _redis_server(port: int, root: Path) -> subprocess.Popen[bytes]:
         server.terminate()
         raise RuntimeError(f"redis-server on port {port} did not answer")
     return server
-
-
-def _quiet_model(port: int, env: dict[str, str], logs: Path) -> processes.Service:
-    """The offline model at log level WARNING: an access line per request is the test double's cost."""
-    code = f"from infra.offline_model.server import serve; serve('127.0.0.1', {port}, log_level='warning')"
-    return processes.Service(
-        "offline-model",
-        [processes.PYTHON, "-c", code],
-        env,
-        logs / "offline-model.log",
-        ready=processes.http_ok(f"http://127.0.0.1:{port}/healthz"),
-    )
