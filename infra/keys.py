@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from infra.slots import key_slot, slot_tag
+
 PREFIX = "toolout"
 
 SESSIONS_BY_LAST_USE = f"{PREFIX}:sessions:last_use"
@@ -144,3 +146,20 @@ def idempotency_lock(tenant: str, key_digest: str) -> str:
 def model_rate_limit(model: str) -> str:
     """Hash: the model's limiter state (`r_tat`, `t_tat`: ms); expires a minute after its last reserved slot."""
     return f"{PREFIX}:ratelimit:{model}"
+
+
+# --- per-slot indexes (Redis Cluster) -------------------------------------------------------------
+def per_slot(index: str, tag: str) -> str:
+    """The copy of index `index` (e.g. `jobs:active`) that lives on the slot of the keys tagged `{tag}`, so one
+    script can change a job's (or a session's) keys and its index entry together, on one primary."""
+    return slot_copy(index, key_slot("{" + tag + "}"))
+
+
+def slot_copy(index: str, slot: int) -> str:
+    """The copy of index `index` on cluster slot `slot`."""
+    return f"{PREFIX}:{{{slot_tag(slot)}}}:{index}"
+
+
+def slots_in_use(index: str) -> str:
+    """Set of the slots whose copy of `index` has been written: what a reader of the whole index reads."""
+    return f"{PREFIX}:slots:{index}"

@@ -4,22 +4,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import redis
+from redis.cluster import RedisCluster
 from redis.sentinel import Sentinel
 
 from infra.errors import BackendUnavailable
 
 
 def connect(
-    url: str, *, timeout: float = 5.0, sentinels: Sequence[tuple[str, int]] = (), master: str = "toolout"
+    url: str,
+    *,
+    timeout: float = 5.0,
+    sentinels: Sequence[tuple[str, int]] = (),
+    master: str = "toolout",
+    cluster: bool = False,
 ) -> redis.Redis:
     """A client that fails fast (seconds, not minutes) when Redis is down, so the API can answer 503.
 
     With `sentinels`, the client asks them where `master` is and asks again after a connection error, so it
     follows a failover to the promoted replica; `url` then gives only the database and the password.
+    With `cluster`, `url` is one node of a Redis Cluster: the client learns the slot map from it and sends each
+    command to the primary of its keys' slot (every script's keys share one slot: see `infra.keys`).
     """
     options: dict[str, Any] = {
         "decode_responses": True,
@@ -27,6 +35,9 @@ def connect(
         "socket_connect_timeout": timeout,
         "health_check_interval": 30,
     }
+    if cluster:
+        # RedisCluster speaks the same commands as redis.Redis without sharing its class: the stores use only those.
+        return cast(redis.Redis, RedisCluster.from_url(url, **options))
     if not sentinels:
         return redis.Redis.from_url(url, **options)
     parts = urlsplit(url)

@@ -44,6 +44,11 @@ class Settings(BaseSettings):
         description="host:port,host:port of Redis Sentinels: the primary is asked of them, and followed on failover",
     )
     redis_sentinel_master: str = Field("toolout", description="the master name the Sentinels monitor")
+    redis_cluster: bool = Field(
+        False,
+        description="redis_url is one node of a Redis Cluster (the client finds the others); the broker is then "
+        "RabbitMQ or a standalone Redis (broker_url), since Celery's Redis transport cannot use a cluster",
+    )
     blob_store: str = Field(
         f"file://{REPO_ROOT / 'var' / 'blobs'}", description="file:///abs/path or s3://bucket[/prefix]"
     )
@@ -221,6 +226,17 @@ class Settings(BaseSettings):
             raise ValueError(
                 "timeouts must be strictly ordered: model_timeout_seconds < task_soft_time_limit_seconds "
                 f"< task_time_limit_seconds < visibility_timeout_seconds (got {chain})"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _cluster_has_its_own_broker(self) -> Settings:
+        """A Redis Cluster holds the state; Celery's messages need a broker it can use, named on its own."""
+        if self.redis_cluster and self.redis_sentinels:
+            raise ValueError("redis_cluster and redis_sentinels exclude each other: a cluster fails over by itself")
+        if self.redis_cluster and self.broker_url is None:
+            raise ValueError(
+                "redis_cluster needs broker_url (amqp://… or a standalone redis://…): Celery cannot use a cluster"
             )
         return self
 

@@ -71,7 +71,12 @@ def memory_stores(settings: Settings, blobs: BlobStore) -> Stores:
 
 
 def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
-    client = connect(settings.redis_url, sentinels=settings.sentinels, master=settings.redis_sentinel_master)
+    client = connect(
+        settings.redis_url,
+        sentinels=settings.sentinels,
+        master=settings.redis_sentinel_master,
+        cluster=settings.redis_cluster,
+    )
 
     def ping() -> object:
         with redis_errors():

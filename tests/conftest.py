@@ -30,6 +30,7 @@ pytest_plugins = (
         "tests.fixtures.model_faults",
         "tests.fixtures.multihost",
         "tests.fixtures.sentinel",
+        "tests.fixtures.redis_cluster",
         "tests.fixtures.measurements",
     ]
     if SERVER_INSTALLED
@@ -37,7 +38,7 @@ pytest_plugins = (
 ) + (["schemathesis.pytest.plugin"] if importlib.util.find_spec("schemathesis") else [])  # named, not auto-loaded
 
 SERVER_FIXTURES = {
-    "redis": {"redis_url", "redis_client"},
+    "redis": {"redis_url", "redis_client", "redis_cluster", "redis_cluster_client"},
     "s3": {"s3_endpoint_url", "s3_options", "s3_bucket", "s3_store"},
     "integration": {  # a server of any kind, even in this process: a socket, a thread serving it, its lifetime
         "live_api",
