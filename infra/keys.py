@@ -111,6 +111,19 @@ WATCHDOG_LOCK = f"{PREFIX}:watchdog:lock"
 """String with a TTL of one watchdog interval: the worker that sets it scans overdue jobs for that tick."""
 
 
+# --- query strategy ---------------------------------------------------------------------------------
+def query_load_lock(tenant: str, sha256: str) -> str:
+    """String set NX (a short TTL its holder renews) while one process loads the tenant's content `sha256`
+    as tables: a question or a preload for the same content waits for it instead of loading again."""
+    return f"{PREFIX}:query:{tenant}:{sha256}:loading"
+
+
+def query_loaded(tenant: str, sha256: str) -> str:
+    """String: the blob prefix where the tenant's content `sha256` was last kept as tables (an output with
+    the same content copies it instead of loading); may outlive that output, so readers check the manifest."""
+    return f"{PREFIX}:query:{tenant}:{sha256}:loaded"
+
+
 # --- result cache ---------------------------------------------------------------------------------
 def result_cache(key: str) -> str:
     """Sorted set: job id → when it was offered as the answer to cache key `key` (a sha256 hex; see

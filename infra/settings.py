@@ -154,6 +154,12 @@ class Settings(BaseSettings):
     query_statement_timeout_seconds: float = Field(10.0, gt=0, description="a model's SQL is interrupted after this")
     query_max_rows: int = Field(50, ge=1, description="rows one Query result shows at most")
     query_max_result_tokens: int = Field(3000, ge=200, description="tokens one Query or Schema result takes at most")
+    query_preload: bool = Field(
+        True, description="load an oversized structured output's tables when it is stored, before any question"
+    )
+    query_load_wait_seconds: float = Field(
+        300.0, ge=0, description="how long a question waits for a load of the same content already running"
+    )
 
     # --- access control & fault tolerance -----------------------------------------------------
     auth_mode: Literal["keys", "dev"] = Field("keys", description="dev = no authentication (announced loudly)")

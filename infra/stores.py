@@ -16,6 +16,7 @@ from infra.blobstore import BlobStore, open_blob_store_from_settings
 from infra.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
 from infra.jobstore import JobStore, MemoryJobStore, RedisJobStore
 from infra.jobstore.end_feed import RedisEndFeed
+from infra.loaded_forms import LoadedForms, MemoryLoadedForms, RedisLoadedForms
 from infra.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
 from infra.records import MemoryRecordStore, RecordStore, RedisRecordStore
 from infra.redis_client import connect, redis_errors
@@ -44,6 +45,8 @@ class Stores:
     """Start calling the listener with every job that ends, in any process; returns the function that stops it."""
     limiter: RateLimiter = field(default_factory=MemoryRateLimiter)
     """Provider limits (rpm/tpm per model) shared by every process on the same Redis."""
+    loaded: LoadedForms = field(default_factory=MemoryLoadedForms)
+    """The query strategy's load locks and kept-tables pointers (`infra.loaded_forms`)."""
 
 
 def open_stores(settings: Settings) -> Stores:
@@ -95,6 +98,7 @@ def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
         close=client.close,
         follow_ends=lambda listener: RedisEndFeed(client, listener).start().stop,
         limiter=RedisRateLimiter(client, burst_seconds=settings.rate_limit_burst_seconds),
+        loaded=RedisLoadedForms(client, kept_ttl_seconds=settings.session_ttl_seconds),
     )
 
 

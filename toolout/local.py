@@ -32,10 +32,12 @@ from typing import Any
 
 from extraction.documents.lines import build_line_index
 from extraction.documents.stats import DocumentStats, measure
+from extraction.documents.structured import SNIFF_BYTES
 from extraction.protocols import LLM
 from extraction.strategies.mapreduce import ModelLimits
 from extraction.texts.oversize import is_oversized, too_large_message
 from infra.jobstore import JobRecord, new_job
+from infra.loaded_forms import wants_preload
 from infra.outputs import UploadMeta, store_output
 from infra.settings import Settings
 from infra.stores import MEMORY_URL, Stores, open_stores
@@ -107,7 +109,10 @@ class LocalToolOut:
 
         meta = UploadMeta(tool_name, tool_args, content_type)
         record = store_output(blobs, self.stores.records, self.session, meta, measured, lines, write)
-        return self._stored(record.handle, measured.stats)
+        stored = self._stored(record.handle, measured.stats)
+        if wants_preload(self.settings, record, data[:SNIFF_BYTES], oversized=stored.oversized):
+            self.dispatcher.preload(record.handle, record.tenant)  # the first extract finds the tables kept
+        return stored
 
     def _stored(self, handle: str, stats: DocumentStats) -> Stored:
         s = self.settings

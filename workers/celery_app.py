@@ -44,6 +44,7 @@ START, MAP, REDUCE_STAGE, REDUCE_GROUP, READ_GREP, WEBHOOK = (
     "toolout.deliver_webhook",
 )
 QUERY = "toolout.query"
+PRELOAD = "toolout.preload_tables"
 
 TASK_ROUTES = {
     START: {"queue": "extract"},
@@ -52,6 +53,7 @@ TASK_ROUTES = {
     REDUCE_GROUP: {"queue": "reduce"},
     READ_GREP: {"queue": "agent"},
     QUERY: {"queue": "agent"},
+    PRELOAD: {"queue": "agent"},
     WEBHOOK: {"queue": "webhooks"},
 }
 

@@ -10,7 +10,7 @@ from kombu.exceptions import OperationalError
 
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobStore
-from workers.celery_app import START, WEBHOOK
+from workers.celery_app import PRELOAD, START, WEBHOOK
 from workers.webhooks import wants_webhook
 
 log = logging.getLogger("toolout.workers")
@@ -57,6 +57,13 @@ class CeleryDispatcher:
             self.celery.send_task(WEBHOOK, args=[job_id, 1], queue="webhooks", retry=False, ignore_result=True)
         except OperationalError as exc:
             log.warning("job %s: could not queue its webhook: %s", job_id, exc)
+
+    def preload(self, handle: str, tenant: str) -> None:
+        """Queue the preload on the agent queue (where the query step loads too); a broker outage is logged."""
+        try:
+            self.celery.send_task(PRELOAD, args=[handle, tenant], queue="agent", retry=False, ignore_result=True)
+        except OperationalError as exc:
+            log.warning("output %s: could not queue its preload: %s", handle, exc)
 
     def ping(self) -> list[Any]:
         return list(self.celery.control.ping(timeout=1, limit=1) or [])

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 
 class Dispatcher(Protocol):
-    """Runs created jobs somewhere; all three calls are made by the API, `submit` also by the watchdog."""
+    """Runs created jobs (and preloads) somewhere; the calls are made by the API, `submit` also by the watchdog."""
 
     def submit(self, job_id: str) -> None:
         """Queue the job's first step; `BackendUnavailable` when that cannot be done now (HTTP 503)."""
@@ -23,6 +23,12 @@ class Dispatcher(Protocol):
 
     def finished(self, job_id: str) -> None:
         """A job just ended (the job store's finish listener): queue its webhook if it asked for one; never blocks."""
+        ...
+
+    def preload(self, handle: str, tenant: str) -> object:
+        """Best effort, never raises: load a just-stored oversized output's tables in the background, so
+        the first question on it finds them kept (`workers.query.preload`). Callers ignore the answer
+        (the local pool's is a future tests can wait on)."""
         ...
 
     def ping(self) -> list[Any]:

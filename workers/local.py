@@ -32,6 +32,7 @@ class LocalDispatcher:
         threads = concurrency or rt.settings.worker_concurrency
         self._jobs = ThreadPoolExecutor(max(1, threads), thread_name_prefix="toolout-job")
         self._steps = ThreadPoolExecutor(max(1, threads), thread_name_prefix="toolout-step")
+        self._preloads = ThreadPoolExecutor(1, thread_name_prefix="toolout-preload")
 
     # --- Dispatcher ---------------------------------------------------------------------------
     def submit(self, job_id: str) -> None:
@@ -43,6 +44,10 @@ class LocalDispatcher:
 
     def ping(self) -> list[Any]:
         return [{"local": {"ok": "pong"}}]
+
+    def preload(self, handle: str, tenant: str) -> Future[str]:
+        """On a pool of its own, one at a time: a load never takes a job's thread (`steps.preload` never raises)."""
+        return self._preloads.submit(steps.preload, self.rt, handle, tenant)
 
     def finished(self, job_id: str) -> None:
         """Deliver the job's webhook from a timer thread; retries are later timers, so nothing here waits."""
@@ -104,3 +109,4 @@ class LocalDispatcher:
     def close(self) -> None:
         self._jobs.shutdown(wait=True, cancel_futures=True)
         self._steps.shutdown(wait=True, cancel_futures=True)
+        self._preloads.shutdown(wait=True, cancel_futures=True)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 
+from extraction.errors import NotFound
 from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.query import query_agent_tools, query_messages, table_name
 from infra.content import structured_kind
-from infra.query import EngineLimits, LoadFailed, Opened, open_tables
+from infra.query import EngineLimits, LoadFailed, Opened, open_tables, preload_tables, query_prefix
 from infra.query.tools import QueryToolbox
+from infra.records import OutputRecord
 from infra.settings import Settings
 from workers import outcomes, pipeline
 from workers.agent import raw_tools, run_sub_agent
@@ -54,10 +56,24 @@ def _open(rt: Runtime, live: pipeline.LiveJob) -> Opened:
     kind = structured_kind(rt.blobs, live.output)
     if kind is None:
         raise LoadFailed("the output does not look like JSON, NDJSON or CSV")
-    opened = open_tables(rt.blobs, live.output, kind, engine_limits(rt.settings), temp_root=rt.settings.query_temp_dir)
+    opened = open_tables(
+        rt.blobs,
+        live.output,
+        kind,
+        engine_limits(rt.settings),
+        temp_root=rt.settings.query_temp_dir,
+        forms=rt.loaded,
+        wait_seconds=rt.settings.query_load_wait_seconds,
+    )
     tables = [f"{table_name(t.name)} ({t.rows} rows)" for t in opened.manifest.tables]
-    rt.jobs.update(live.job.id, query_tables=tables)
-    log.info("job %s: %s tables (%s)", live.job.id, "reused" if opened.reused else "loaded", ", ".join(tables))
+    rt.jobs.update(
+        live.job.id,
+        query_tables=tables,
+        query_load=opened.how,
+        query_load_seconds=round(opened.seconds, 3),
+        query_bytes_read=opened.bytes_read,
+    )
+    log.info("job %s: %s tables in %.2fs (%s)", live.job.id, opened.how, opened.seconds, ", ".join(tables))
     return opened
 
 
@@ -74,6 +90,37 @@ def _ask(rt: Runtime, live: pipeline.LiveJob, opened: Opened) -> None:
     tables = [(t.name, t.rows) for t in opened.manifest.tables]
     messages = query_messages(live.prompt, handle_filename=live.output.handle, tables=tables, max_rows=toolbox.max_rows)
     run_sub_agent(rt, live, messages, query_agent_tools(), toolbox, Mode.QUERY)
+
+
+def preload(rt: Runtime, handle: str, tenant: str) -> str:
+    """Keep a just-stored output's tables before any question (`infra.query.preload_tables`): what was done.
+
+    Best effort: an output gone, not structured or not loadable is skipped; nothing here fails an upload.
+    An output deleted while it loaded loses the tables just kept (its deletion may have run before they were).
+    """
+    try:
+        output = rt.records.get_output(handle, tenant)
+    except NotFound:
+        return "gone"
+    kind = structured_kind(rt.blobs, output)
+    if kind is None:
+        return "not structured"
+    try:
+        done = preload_tables(
+            rt.blobs, output, kind, engine_limits(rt.settings), rt.loaded, temp_root=rt.settings.query_temp_dir
+        )
+    except LoadFailed as exc:
+        done = f"not loadable ({exc.message})"
+    _forget_if_deleted(rt, output)
+    log.info("output %s: preload %s", handle, done)
+    return done
+
+
+def _forget_if_deleted(rt: Runtime, output: OutputRecord) -> None:
+    try:
+        rt.records.get_output(output.handle, output.tenant)
+    except NotFound:
+        rt.blobs.delete_prefix(query_prefix(output))
 
 
 def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> pipeline.Next:

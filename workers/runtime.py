@@ -12,6 +12,7 @@ from extraction.protocols import LLM
 from extraction.strategies.mapreduce import ModelLimits
 from infra.blobstore import BlobStore
 from infra.jobstore import JobRecord, JobStore
+from infra.loaded_forms import LoadedForms, MemoryLoadedForms
 from infra.model_info import model_limits_for
 from infra.models import ModelCatalog, pacer_for
 from infra.records import RecordStore
@@ -31,6 +32,8 @@ class Runtime:
     limits: ModelLimits
     models: ModelCatalog | None = None
     """None when the runtime was given one model for everything (tests, `toolout.local` with an `llm`)."""
+    loaded: LoadedForms = field(default_factory=MemoryLoadedForms)
+    """Who loads which output as tables now, where it was kept (`infra.loaded_forms`); shared via Redis."""
     _warm: bool = field(default=False, repr=False)
 
     def llm_ready(self) -> None:
@@ -59,6 +62,7 @@ def build_runtime(
         llm=llm,
         limits=limits if limits is not None else model_limits_for(settings, map_model),
         models=models,
+        loaded=stores.loaded,
     )
 
 

@@ -9,6 +9,7 @@ the thread pool no context travels at all. Off (no OTLP endpoint), a step costs 
 
 from __future__ import annotations
 
+import logging
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -18,6 +19,8 @@ from workers import pipeline
 from workers.agent import run_read_grep as _run_read_grep
 from workers.parts import Cover
 from workers.runtime import Runtime
+
+log = logging.getLogger("toolout.workers")
 
 
 def step_span(rt: Runtime, name: str, job_id: str, **attributes: Any) -> AbstractContextManager[Any]:
@@ -55,6 +58,17 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
 def run_read_grep(rt: Runtime, job_id: str) -> None:
     with step_span(rt, "job.read_grep", job_id):
         _run_read_grep(rt, job_id)
+
+
+def preload(rt: Runtime, handle: str, tenant: str) -> str:
+    """The query strategy's preload of a just-stored output (`workers.query.preload`); never raises."""
+    try:
+        from workers.query import preload as _preload  # DuckDB: imported by the worker that runs a preload
+
+        return _preload(rt, handle, tenant)
+    except Exception:
+        log.warning("output %s: preload failed; its first question will load it", handle, exc_info=True)
+        return "failed"
 
 
 def run_query(rt: Runtime, job_id: str) -> pipeline.Next:

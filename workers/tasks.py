@@ -34,7 +34,7 @@ from celery.canvas import Signature
 from infra.errors import BackendUnavailable
 from infra.jobstore import JobStore
 from workers import pipeline, steps
-from workers.celery_app import MAP, QUERY, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
+from workers.celery_app import MAP, PRELOAD, QUERY, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
 from workers.parts import Cover
 from workers.runtime import Runtime
 from workers.webhooks import deliver_once
@@ -104,6 +104,17 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
     @task(WEBHOOK)
     def deliver_webhook(job_id: str, attempt: int) -> None:
         deliver_webhook_attempt(celery, rt, job_id, attempt)
+
+    register_preload(celery, rt)
+
+
+def register_preload(celery: Celery, rt: Runtime) -> None:
+    """The query strategy's preload: not a job's step (no job id), and not retried — a preload that
+    fails leaves the first question to load (`steps.preload` logs why)."""
+
+    @celery.task(name=PRELOAD, base=RedeliveryLogged, shared=False, ignore_result=True)
+    def preload_tables(handle: str, tenant: str) -> None:
+        steps.preload(rt, handle, tenant)
 
 
 def deliver_webhook_attempt(celery: Celery, rt: Runtime, job_id: str, attempt: int) -> None:

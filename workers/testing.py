@@ -12,7 +12,8 @@ class RecordingDispatcher:
 
     Set `error` to make the next submissions raise it (a broker outage is `BackendUnavailable`);
     `replies` is what `ping` answers (empty: no worker answered); `revoked_tasks` is what `revoke`
-    reports per job; `ping_error` makes `ping` raise (a probe that breaks instead of answering).
+    reports per job; `ping_error` makes `ping` raise (a probe that breaks instead of answering);
+    `preloaded` holds the (handle, tenant) of each preload asked for.
     """
 
     submitted: list[str] = field(default_factory=list)
@@ -22,6 +23,7 @@ class RecordingDispatcher:
     revoked_tasks: int = 0
     ping_error: Exception | None = None
     finished_jobs: list[str] = field(default_factory=list)
+    preloaded: list[tuple[str, str]] = field(default_factory=list)
 
     def submit(self, job_id: str) -> None:
         if self.error is not None:
@@ -34,6 +36,9 @@ class RecordingDispatcher:
 
     def finished(self, job_id: str) -> None:
         self.finished_jobs.append(job_id)
+
+    def preload(self, handle: str, tenant: str) -> None:
+        self.preloaded.append((handle, tenant))
 
     def ping(self) -> list[Any]:
         if self.ping_error is not None:

@@ -39,11 +39,13 @@ from api.schemas import (
 from api.upload_routing import UploadRoute, upload_route, utc_today
 from extraction.directives.manifest import tool_manifest
 from extraction.directives.specs import DestinationKind
+from extraction.documents.structured import SNIFF_BYTES
 from extraction.errors import InvalidInput
 from extraction.texts.oversize import is_oversized, too_large_message
 from infra.blobstore import BlobStore
 from infra.content import content_reader
 from infra.idempotency import fingerprint
+from infra.loaded_forms import wants_preload
 from infra.outputs import Target, UploadMeta, delete_stored_output, store_output, write_options
 from infra.records import OutputRecord, SessionRecord
 from infra.versions import FileSource
@@ -213,7 +215,10 @@ def _finish_upload(
         return JSONResponse(
             InlineResult(**stats.model_dump(), content=content).model_dump(), status_code=status.HTTP_200_OK
         )
+    head = _head(spooled.path) if oversized and settings.query_preload else b""
     record = _store(services, session, meta, spooled, target)
+    if wants_preload(settings, record, head, oversized=oversized):
+        services.dispatcher.preload(record.handle, record.tenant)
     if route.kind is not DestinationKind.INLINE:
         return _routed(meta, spooled, f"{target.space.value}:{record.alias(target.space)}", record)
     message = too_large_message(stats, record.handle) if oversized else None
@@ -265,6 +270,12 @@ def _routed(meta: UploadMeta, spooled: Spooled, destination: str, record: Output
         manifest=tool_manifest(meta.tool_name, destination, spooled.chars),
     )
     return JSONResponse(result.model_dump(mode="json"), status_code=status.HTTP_201_CREATED)
+
+
+def _head(path: Path) -> bytes:
+    """What the preload sniffs, read before the spool file passes to the store."""
+    with path.open("rb") as f:
+        return f.read(SNIFF_BYTES)
 
 
 def _put_spooled(blobs: BlobStore, path: Path, key: str) -> None:

@@ -78,6 +78,18 @@ class JobRecord(BaseModel):
     query_tables: list[str] = Field(
         default_factory=list, description="query strategy: the tables the output loaded as (name and rows)"
     )
+    query_load: str | None = Field(
+        None,
+        description="query strategy: how the tables got to the worker — `reused` (kept by an earlier load: "
+        "the preload at upload time, or an earlier question), `copied` (from an output with the same "
+        "content) or `loaded` (by this job)",
+    )
+    query_load_seconds: float = Field(
+        0.0, description="query strategy: seconds opening the tables took (waiting for a load, download, load)"
+    )
+    query_bytes_read: int = Field(
+        0, description="query strategy: bytes read from the blob store to open them (Parquet, or the raw output)"
+    )
     queries: list[str] = Field(default_factory=list, description="query strategy: the SQL the sub-agent ran, in order")
     usage: Usage = Field(default_factory=Usage)
     created_at: float = Field(default_factory=time.time)

@@ -6,7 +6,7 @@ rendered) are in `extraction/`. `open_tables` is the entry point; `QueryTables` 
 
 from infra.query.engine import EngineLimits, LoadFailed
 from infra.query.sandbox import QueryRefused, Rows, Sandbox, TableFile
-from infra.query.store import Opened, QueryTables, open_tables, query_prefix
+from infra.query.store import Opened, QueryTables, open_tables, preload_tables, query_prefix
 
 __all__ = [
     "EngineLimits",
@@ -18,5 +18,6 @@ __all__ = [
     "Sandbox",
     "TableFile",
     "open_tables",
+    "preload_tables",
     "query_prefix",
 ]

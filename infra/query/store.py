@@ -3,33 +3,53 @@
 The loaded form lives in the blob store under `<blob_key>.duckdb/` (a manifest naming the
 content's sha256 and the tables, and one Parquet file per table), where every worker can reach it
 and whence it is deleted with the output (`query_prefix`, used by `delete_stored_output`; a
-session's prefix covers it too). A worker opening an output finds the manifest and downloads the
-Parquet files (a fraction of the raw bytes), or else downloads the raw content to a temp file
-block by block, loads it (`loading.load_tables`) and uploads what it made. Every file lives
-in a per-job temp directory removed on `close`.
+session's prefix covers it too). Every file lives in a per-job temp directory removed on `close`.
+
+Opening an output (`open_tables`, a question) takes the first of:
+
+1. **reused** — its own manifest is there: download the Parquet files (a fraction of the raw bytes);
+2. **waited** — somebody holds the content's load lock (`infra.loaded_forms`: the preload queued at
+   upload time, or another question): wait for it, up to `wait_seconds`, then 1 again;
+3. **copied** — an output with the same content (tenant, sha256) was kept as tables: download those;
+4. **loaded** — download the raw content block by block to a temp file and load it (`loading.load_tables`).
+
+After 3 or 4 the Parquet is uploaded under the output's prefix by a thread, while the question is
+answered (`close` waits for it): the first answer never waits for the upload. `preload_tables` does
+1, 3 or 4 ahead of any question, at once and under the lock, and skips content somebody is loading.
 """
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
 from extraction.documents.structured import StructuredKind
 from infra.blobstore import BlobStore
 from infra.content import iter_content
+from infra.errors import BlobNotFound
+from infra.loaded_forms import Lease, LoadedForms, MemoryLoadedForms
 from infra.outputs import loaded_form_prefix
 from infra.query.engine import EngineLimits, LoadFailed
 from infra.query.loading import load_tables
 from infra.query.sandbox import Rows, Sandbox, TableFile
 from infra.records import OutputRecord
 
+log = logging.getLogger("toolout.query")
+
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
+POLL_SECONDS = 0.05
+"""How often a question waiting for a load looks again (one `exists` and one `SET NX`)."""
+
+How = Literal["reused", "copied", "loaded"]
 
 
 class TableEntry(BaseModel):
@@ -66,10 +86,19 @@ class Opened:
 
     manifest: Manifest
     sandbox: Sandbox
-    reused: bool
-    """True when the loaded form came from the blob store (no load ran)."""
+    how: How
+    """`reused` (this output's kept tables), `copied` (an identical output's) or `loaded` now."""
     bytes_read: int
+    seconds: float
+    """Opening took this long: waiting for a load, downloading, loading (not the upload after)."""
     work_dir: Path = field(repr=False)
+    keeping: threading.Thread | None = field(default=None, repr=False)
+    """The upload of what was copied or loaded, running while the question is answered."""
+
+    @property
+    def reused(self) -> bool:
+        """True when no load ran here (the loaded form came from the blob store)."""
+        return self.how != "loaded"
 
     def table_names(self) -> list[str]:
         return [t.name for t in self.manifest.tables]
@@ -87,8 +116,31 @@ class Opened:
         return self.sandbox.query(sql, max_rows)
 
     def close(self) -> None:
+        """Wait for the upload (it reads the work directory), then drop the sandbox and the files."""
+        if self.keeping is not None:
+            self.keeping.join()
         self.sandbox.close()
         shutil.rmtree(self.work_dir, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One output to open, and where its content's loads are coordinated."""
+
+    blobs: BlobStore
+    record: OutputRecord
+    forms: LoadedForms
+
+    @property
+    def prefix(self) -> str:
+        return query_prefix(self.record)
+
+    def try_hold(self) -> Lease | None:
+        return self.forms.try_hold(self.record.tenant, self.record.stats.sha256)
+
+
+Got = tuple[Manifest, How, int]
+"""A loaded form in the work directory: its manifest, how it got there, the bytes read for it."""
 
 
 def query_prefix(record: OutputRecord) -> str:
@@ -97,55 +149,162 @@ def query_prefix(record: OutputRecord) -> str:
 
 
 def open_tables(
-    blobs: BlobStore, record: OutputRecord, kind: StructuredKind, limits: EngineLimits, *, temp_root: str | None = None
+    blobs: BlobStore,
+    record: OutputRecord,
+    kind: StructuredKind,
+    limits: EngineLimits,
+    *,
+    temp_root: str | None = None,
+    forms: LoadedForms | None = None,
+    wait_seconds: float = 0.0,
 ) -> Opened:
-    """The output's tables in a sandbox; loaded now (and kept in the blob store) unless already kept."""
+    """The output's tables in a sandbox: kept, copied or loaded now (module docstring); what was not
+    kept yet is uploaded while the caller answers. `forms` None: no other process is coordinated with."""
+    started = time.perf_counter()
+    source = Source(blobs, record, forms or MemoryLoadedForms())
     work = Path(tempfile.mkdtemp(prefix="toolout-query-", dir=temp_root))
     try:
-        manifest, reused, read = _cached(blobs, record, work) or _load(blobs, record, kind, limits, work)
+        (manifest, how, read), lease = _obtain(source, kind, limits, work, wait_seconds)
+        keeping = None if how == "reused" or record.inline is not None else _keep_later(source, manifest, work, lease)
         files = [TableFile(t.name, work / t.file, t.rows) for t in manifest.tables]
-        return Opened(manifest, Sandbox(files, limits, work / "spill"), reused, read, work)
+        sandbox = Sandbox(files, limits, work / "spill")
+        return Opened(manifest, sandbox, how, read, time.perf_counter() - started, work, _start(keeping))
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
 
 
-def _cached(blobs: BlobStore, record: OutputRecord, work: Path) -> tuple[Manifest, bool, int] | None:
-    key = query_prefix(record) + MANIFEST
-    if record.inline is not None or not blobs.exists(key):
-        return None
-    manifest = Manifest.model_validate_json(blobs.get_bytes(key))
-    if manifest.sha256 != record.stats.sha256 or manifest.version != FORMAT_VERSION:
-        return None
-    read = sum(_download(blobs, query_prefix(record) + t.file, work / t.file) for t in manifest.tables)
-    return manifest, True, read
+def preload_tables(
+    blobs: BlobStore,
+    record: OutputRecord,
+    kind: StructuredKind,
+    limits: EngineLimits,
+    forms: LoadedForms,
+    *,
+    temp_root: str | None = None,
+) -> str:
+    """Keep the output's tables in the blob store now, before any question: what was done (`kept already`,
+    `busy` when somebody is loading this content, `copied`, `loaded`). Never waits for another load."""
+    source = Source(blobs, record, forms)
+    if record.inline is not None:
+        return "inline"
+    if _kept(source, source.prefix):
+        return "kept already"
+    lease = source.try_hold()
+    if lease is None:
+        return "busy"
+    work = Path(tempfile.mkdtemp(prefix="toolout-preload-", dir=temp_root))
+    try:
+        if _kept(source, source.prefix):  # finished between the look and the lock
+            return "kept already"
+        manifest, how, _ = _copy_or_load(source, kind, limits, work)
+        _keep(source, manifest, work)
+        return how
+    finally:
+        lease.release()
+        shutil.rmtree(work, ignore_errors=True)
 
 
-def _load(
-    blobs: BlobStore, record: OutputRecord, kind: StructuredKind, limits: EngineLimits, work: Path
-) -> tuple[Manifest, bool, int]:
+def _obtain(
+    source: Source, kind: StructuredKind, limits: EngineLimits, work: Path, wait_seconds: float
+) -> tuple[Got, Lease | None]:
+    """The loaded form in `work`, and the lock held for it (None: reused, inline, or waited too long)."""
+    if source.record.inline is not None:
+        return _load(source, kind, limits, work), None
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        found = _cached(source, source.prefix, work)
+        if found is not None:
+            return (found[0], "reused", found[1]), None
+        lease = source.try_hold()
+        if lease is not None or time.monotonic() >= deadline:
+            break
+        time.sleep(POLL_SECONDS)  # somebody is loading this content: their tables, not a second load
+    try:
+        return _copy_or_load(source, kind, limits, work), lease
+    except BaseException:
+        if lease is not None:
+            lease.release()
+        raise
+
+
+def _copy_or_load(source: Source, kind: StructuredKind, limits: EngineLimits, work: Path) -> Got:
+    """An identical output's kept tables, else a load."""
+    other = source.forms.kept_at(source.record.tenant, source.record.stats.sha256)
+    copied = _cached(source, other, work) if other and other != source.prefix else None
+    if copied is not None:
+        return copied[0], "copied", copied[1]
+    return _load(source, kind, limits, work)
+
+
+def _kept(source: Source, prefix: str) -> Manifest | None:
+    """The manifest under `prefix`, when it is this content's in this format."""
+    key = prefix + MANIFEST
+    if not source.blobs.exists(key):
+        return None
+    manifest = Manifest.model_validate_json(source.blobs.get_bytes(key))
+    if manifest.sha256 != source.record.stats.sha256 or manifest.version != FORMAT_VERSION:
+        return None
+    return manifest
+
+
+def _cached(source: Source, prefix: str, work: Path) -> tuple[Manifest, int] | None:
+    """The tables kept under `prefix`, downloaded into `work`, and the bytes read (None: not kept there)."""
+    manifest = _kept(source, prefix)
+    if manifest is None:
+        return None
+    try:
+        read = sum(_download(source.blobs, prefix + t.file, work / t.file) for t in manifest.tables)
+    except BlobNotFound:
+        return None  # deleted under us (the identical output went away): load instead
+    return manifest, read
+
+
+def _load(source: Source, kind: StructuredKind, limits: EngineLimits, work: Path) -> Got:
     raw = work / "content"
     with raw.open("wb") as f:
-        read = sum(f.write(block) for block in iter_content(blobs, record))
+        read = sum(f.write(block) for block in iter_content(source.blobs, source.record))
     tables = load_tables(raw, kind, work, limits)
     raw.unlink()
     if not tables:
         raise LoadFailed("the output loads as no table")
     entries = [TableEntry(name=t.name, file=t.file, rows=t.rows, bytes=(work / t.file).stat().st_size) for t in tables]
-    manifest = Manifest(sha256=record.stats.sha256, kind=kind.value, tables=entries)
-    if record.inline is None:
-        _keep(blobs, record, manifest, work)
-    return manifest, False, read
+    manifest = Manifest(sha256=source.record.stats.sha256, kind=kind.value, tables=entries)
+    return manifest, "loaded", read
 
 
-def _keep(blobs: BlobStore, record: OutputRecord, manifest: Manifest, work: Path) -> None:
-    """Upload the Parquet files, then the manifest (a reader that finds the manifest finds every file)."""
+def _keep_later(source: Source, manifest: Manifest, work: Path, lease: Lease | None) -> threading.Thread:
+    """A thread that uploads the tables, then frees the load lock (whoever waits finds them kept)."""
+
+    def run() -> None:
+        try:
+            _keep(source, manifest, work)
+        except Exception:  # the answer stands; the next question loads again
+            log.warning("output %s: could not keep its tables", source.record.handle, exc_info=True)
+        finally:
+            if lease is not None:
+                lease.release()
+
+    return threading.Thread(target=run, name="toolout-keep-tables", daemon=True)
+
+
+def _start(thread: threading.Thread | None) -> threading.Thread | None:
+    if thread is not None:
+        thread.start()
+    return thread
+
+
+def _keep(source: Source, manifest: Manifest, work: Path) -> None:
+    """Upload the Parquet files, then the manifest (a reader that finds the manifest finds every file),
+    then point the content's other outputs at them."""
+    blobs, prefix = source.blobs, source.prefix
     for table in manifest.tables:
         copy = work / f"{table.file}.upload"
         shutil.copyfile(work / table.file, copy)  # put_file may move its file; the sandbox still reads ours
-        blobs.put_file(query_prefix(record) + table.file, copy)
+        blobs.put_file(prefix + table.file, copy)
         copy.unlink(missing_ok=True)
-    blobs.put_bytes(query_prefix(record) + MANIFEST, manifest.model_dump_json().encode())
+    blobs.put_bytes(prefix + MANIFEST, manifest.model_dump_json().encode())
+    source.forms.remember(source.record.tenant, manifest.sha256, prefix)
 
 
 def _download(blobs: BlobStore, key: str, path: Path) -> int:
