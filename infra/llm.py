@@ -100,6 +100,9 @@ class LiteLLMClient:
         litellm = _litellm()
         try:
             litellm.completion(**self._request([{"role": "user", "content": "warm-up"}], None, 1), mock_response="ok")
+            # The OpenAI SDK litellm calls imports its resource classes on a client's first `.chat` (2 s of
+            # pydantic models on this box; the mocked call stops short of it): a real first call then takes 0.15 s.
+            importlib.import_module("openai.resources")
         except Exception as exc:  # noqa: BLE001 - never fail a worker's start for a warm-up
             logging.getLogger("toolout.llm").debug("litellm warm-up call failed: %s", exc)
 

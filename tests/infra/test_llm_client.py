@@ -256,3 +256,25 @@ def test_client_from_settings_uses_the_model_settings() -> None:
     )
     assert (client.model, client.api_base, client.timeout, client.num_retries) == ("openai/x", "http://h/v1", 7, 0)
     assert "offline" not in repr(client)
+
+
+WARM_UP_PROBE = """
+import sys
+from infra.llm import LiteLLMClient
+client = LiteLLMClient("openai/any", api_base="http://127.0.0.1:9/v1", api_key="k", num_retries=0, timeout=2.0)
+before = "openai.resources.chat" in sys.modules
+client.warm_up()
+print(before, "openai.resources.chat" in sys.modules)
+"""
+
+
+def test_a_warm_up_sends_nothing_and_leaves_the_first_call_no_imports_to_pay() -> None:
+    """In a fresh process (this one may have imported anything): the warm-up must not reach the provider (nothing
+    listens on the base URL) and must load what the first real call would otherwise import, the OpenAI SDK's
+    resource classes (2 s on a busy box)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", WARM_UP_PROBE], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]
