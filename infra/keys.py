@@ -81,7 +81,8 @@ def job_tasks(job_id: str) -> str:
 
 def job_fanin(job_id: str) -> str:
     """Hash: `<level>:expected` and `<level>:then` (the step after that level's parts), and `sent:<attempt>:<level>`
-    claimed with HSETNX by the part that completes the level: our own chord counter, one Lua step per part."""
+    claimed with HSETNX by the part that completes the level (its task id, so its redelivered message can take
+    the step again): our own chord counter, one Lua step per part."""
     return f"{PREFIX}:job:{job_id}:fanin"
 
 

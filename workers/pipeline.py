@@ -186,11 +186,11 @@ class Settled:
     then: str | None
 
 
-def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> Settled | None:
+def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int, *, by: str | None = None) -> Settled | None:
     """Extract from one chunk; a redelivered task that finds the chunk settled (output or failure) does nothing.
 
-    `Settled` when the output was recorded (the level is settled with it); None when the caller must
-    still settle the level (nothing recorded here, or a failure recorded).
+    `Settled` when the output was recorded (the level is settled with it, `by` the map task's id); None when
+    the caller must still settle the level (nothing recorded here, or a failure recorded).
     """
     job, done, reserved = rt.jobs.begin_map(job_id, index, rt.settings.max_llm_calls_per_job)
     current = live(rt, job)
@@ -215,7 +215,7 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> Settl
     except ExtractionError as exc:
         strategy_failed(rt, current, exc, f"chunk {index + 1} of {current.job.chunks_total} failed")
         return None
-    return Settled(rt.jobs.record_chunk_and_settle(job_id, index, report.content, usage))
+    return Settled(rt.jobs.record_chunk_and_settle(job_id, index, report.content, usage, by=by))
 
 
 def strategy_failed(rt: Runtime, live: LiveJob, exc: ExtractionError, where: str | None = None) -> None:

@@ -40,9 +40,11 @@ def start(rt: Runtime, job_id: str) -> pipeline.Next:
         return pipeline.start(rt, job_id)
 
 
-def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int) -> pipeline.Settled | None:
+def run_map(
+    rt: Runtime, job_id: str, index: int, start: int, end: int, *, by: str | None = None
+) -> pipeline.Settled | None:
     with step_span(rt, "job.map", job_id, chunk_index=index, start=start, end=end):
-        return pipeline.run_map(rt, job_id, index, start, end)
+        return pipeline.run_map(rt, job_id, index, start, end, by=by)
 
 
 def run_reduce_stage(rt: Runtime, job_id: str, level: int, covers: list[Cover]) -> pipeline.Next:

@@ -13,9 +13,11 @@ That part runs the reduce stage itself, in its own thread (`run_next`), rather t
 stage is the job's only next step, so a broker round trip (publish, BRPOP, dispatch to a pool thread)
 between the last map's answer and the reduce's model call bought nothing (profiled: 4-6 ms of the
 ~25 ms gap at 500 ms per call, more when the worker is busy). It loses no safety: the stage is
-idempotent, a worker that dies mid-stage leaves the job to the watchdog (the job deadline comes before
-the broker's visibility timeout would have redelivered a stage message), and a stage that meets an
-outage is sent as a message after all, to be retried with backoff like any task.
+idempotent; a worker that dies mid-stage dies holding the part's message (`acks_late`), which the broker
+hands out again (RabbitMQ at once, when the dead worker's connection drops; Redis after its visibility
+timeout, by which time the watchdog has re-submitted the job), and `settle_level` hands the stage again to
+that same task id, so the redelivered part runs it; and a stage that meets an outage is sent as a message
+after all, to be retried with backoff like any task.
 """
 
 from __future__ import annotations
@@ -81,8 +83,9 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
 
     @task(MAP)
     def map_chunk(job_id: str, index: int, start: int, end: int) -> None:
-        settled = steps.run_map(rt, job_id, index, start, end)
-        run_next(celery, rt, rt.jobs.settle_level(job_id, 0) if settled is None else settled.then)
+        by = running_task_id(celery)
+        settled = steps.run_map(rt, job_id, index, start, end, by=by)
+        run_next(celery, rt, rt.jobs.settle_level(job_id, 0, by=by) if settled is None else settled.then)
 
     @task(REDUCE_STAGE)
     def reduce_stage(job_id: str, level: int, covers: list[Cover]) -> None:
@@ -91,7 +94,7 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
     @task(REDUCE_GROUP)
     def reduce_group(job_id: str, level: int, group_index: int, members: list[int], cover: Cover) -> None:
         steps.run_reduce_group(rt, job_id, level, group_index, members, cover)
-        run_next(celery, rt, rt.jobs.settle_level(job_id, level + 1))
+        run_next(celery, rt, rt.jobs.settle_level(job_id, level + 1, by=running_task_id(celery)))
 
     @task(READ_GREP)
     def read_grep(job_id: str) -> None:
@@ -115,6 +118,13 @@ def register_preload(celery: Celery, rt: Runtime) -> None:
     @celery.task(name=PRELOAD, base=RedeliveryLogged, shared=False, ignore_result=True)
     def preload_tables(handle: str, tenant: str) -> None:
         steps.preload(rt, handle, tenant)
+
+
+def running_task_id(celery: Celery) -> str | None:
+    """The id of the task message this pool thread runs: a redelivery of the message carries the same id, which
+    is how `JobStore.settle_level` knows the step it handed out died with this task's first delivery."""
+    task = celery.current_task
+    return None if task is None else task.request.id
 
 
 def deliver_webhook_attempt(celery: Celery, rt: Runtime, job_id: str, attempt: int) -> None:

@@ -136,12 +136,18 @@ class JobStore(Protocol):
         `settle_level` hands `then` (the next step, opaque here) to one caller per attempt."""
         ...
 
-    def settle_level(self, job_id: str, level: int) -> str | None:
+    def settle_level(self, job_id: str, level: int, *, by: str | None = None) -> str | None:
         """Called after each part of `level` settles: the `then` of `expect_parts` for the one caller that
         finds every part settled in the job's current attempt; None for everyone else, or once the job ended.
 
         Keyed by attempt, so a job the watchdog re-submits can send its next step again (a twin of the
         first attempt's, if that one was only slow: every step is idempotent).
+
+        `by` is the calling task's id. The caller that got the step runs it in its own task (a reduce stage
+        runs inside the map task that completed level 0, `workers.tasks.run_next`), so a worker killed there
+        takes the step down with it, and its message comes back (RabbitMQ redelivers it at once) under the
+        same id: that caller, and only that one, is handed the step again. Without it the job would wait
+        for the watchdog, its deadline. An anonymous caller (`by` None) is never handed a step twice.
         """
         ...
 
@@ -185,10 +191,12 @@ class JobStore(Protocol):
         nothing to do leaves that call unused, which only a redelivered map does)."""
         return self.get(job_id), self.chunk_output(job_id, index), self.reserve_llm_call(job_id, call_limit)
 
-    def record_chunk_and_settle(self, job_id: str, index: int, text: str, usage: Usage) -> str | None:
-        """`record_chunk`, then `settle_level(job_id, 0)`: what a map task does as it ends."""
+    def record_chunk_and_settle(
+        self, job_id: str, index: int, text: str, usage: Usage, *, by: str | None = None
+    ) -> str | None:
+        """`record_chunk`, then `settle_level(job_id, 0, by=by)`: what a map task does as it ends."""
         self.record_chunk(job_id, index, text, usage)
-        return self.settle_level(job_id, 0)
+        return self.settle_level(job_id, 0, by=by)
 
     def reduce_output(self, job_id: str, level: int, group: int) -> str | None:
         return self.reduce_outputs(job_id, level).get(group)

@@ -35,8 +35,8 @@ class _Job:
     task_ids: set[str] = field(default_factory=set)
     fanin: dict[int, tuple[int, str]] = field(default_factory=dict)
     """level → (parts expected, the step after them), as `expect_parts` stored it."""
-    fanin_sent: set[tuple[int, int]] = field(default_factory=set)
-    """(attempt, level) whose next step was handed out."""
+    fanin_sent: dict[tuple[int, int], str] = field(default_factory=dict)
+    """(attempt, level) whose next step was handed out → the task id it was handed to ('': none)."""
     expires_at: float | None = None
 
 
@@ -160,7 +160,7 @@ class MemoryJobStore(JobStore):
         with self._lock:
             self._existing(job_id).fanin[level] = (expected, then)
 
-    def settle_level(self, job_id: str, level: int) -> str | None:
+    def settle_level(self, job_id: str, level: int, *, by: str | None = None) -> str | None:
         with self._lock:
             job = self._job(job_id)
             if job is None or job.record.status.terminal or level not in job.fanin:
@@ -169,9 +169,10 @@ class MemoryJobStore(JobStore):
             at = MAP_LEVEL if level == 0 else level
             settled = sum(1 for part, _ in job.parts if part == at) + sum(1 for lvl, _ in job.failed if lvl == level)
             claim = (job.record.attempts, level)
-            if settled < expected or claim in job.fanin_sent:
+            holder = job.fanin_sent.get(claim)
+            if settled < expected or (holder is not None and (not by or holder != by)):
                 return None
-            job.fanin_sent.add(claim)
+            job.fanin_sent[claim] = by or ""
             return then
 
     # --- results, counted once ----------------------------------------------------------------

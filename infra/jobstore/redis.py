@@ -164,14 +164,14 @@ class RedisJobStore(JobStore):
         """Write to a key the job owns only while the job exists (False: it is gone, nothing was written)."""
         return bool(self._run("add_owned", [keys.job(job_id), key], [self._ttl + self._deadline, command, *args]) == 1)
 
-    def settle_level(self, job_id: str, level: int) -> str | None:
-        then = self._run("settle_level", *self._settle_call(job_id, level))
+    def settle_level(self, job_id: str, level: int, *, by: str | None = None) -> str | None:
+        then = self._run("settle_level", *self._settle_call(job_id, level, by))
         return None if then is None else as_text(then)
 
     @staticmethod
-    def _settle_call(job_id: str, level: int) -> tuple[list[str], list[Any]]:
+    def _settle_call(job_id: str, level: int, by: str | None) -> tuple[list[str], list[Any]]:
         outputs = keys.job_chunks(job_id) if level == 0 else keys.job_reduce(job_id, level)
-        return [keys.job(job_id), outputs, keys.job_failures(job_id), keys.job_fanin(job_id)], [level]
+        return [keys.job(job_id), outputs, keys.job_failures(job_id), keys.job_fanin(job_id)], [level, by or ""]
 
     # --- results, counted once ----------------------------------------------------------------
     def record_chunk(self, job_id: str, index: int, text: str, usage: Usage) -> bool:
@@ -196,7 +196,9 @@ class RedisJobStore(JobStore):
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
         return _decode(text_map(fields)), None if found is None else as_text(found), reserved == 1
 
-    def record_chunk_and_settle(self, job_id: str, index: int, text: str, usage: Usage) -> str | None:
+    def record_chunk_and_settle(
+        self, job_id: str, index: int, text: str, usage: Usage, *, by: str | None = None
+    ) -> str | None:
         """Both scripts in one round trip; Redis runs them in order, so the settle sees the part."""
 
         def writes(pipe: redis.client.Pipeline) -> None:
@@ -205,7 +207,7 @@ class RedisJobStore(JobStore):
                 "record_part",
                 *self._record_call(keys.job_chunks(job_id), job_id, (0, index), text, usage, "chunks_done"),
             )
-            self._evalsha(pipe, "settle_level", *self._settle_call(job_id, 0))
+            self._evalsha(pipe, "settle_level", *self._settle_call(job_id, 0, by))
 
         outcome, then = self._batch(writes, "record_part", "settle_level")
         if outcome == -1:

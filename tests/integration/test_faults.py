@@ -8,6 +8,7 @@ The numbers each test measured are printed (run with `-s` to see them).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from collections import Counter
@@ -103,6 +104,25 @@ def assert_error_shape(response: httpx.Response, status: int) -> dict[str, Any]:
 
 
 # --- R1: a worker SIGKILLed mid-flight -----------------------------------------------------------
+R1_RABBITMQ_DEADLINE_SECONDS = 90
+"""R1's job deadline on RabbitMQ, where the broker, not the watchdog, recovers the killed worker's tasks: they
+run elsewhere ~1 s after the kill, and a map killed while running its job's reduce stage runs it again when
+redelivered (`JobStore.settle_level`). Every job then finishes on the work alone: 20 jobs x 7 model calls at
+300 ms is 5 s for the 8 threads of the surviving worker, measured at 8-14 s from submission to the last job's end,
+and up to ~25 s with both cores kept busy by other processes (the restarted worker's imports compete too). 90 s is
+over three times the slowest measured, so only a job nobody works on (a lost task) reaches it, and the watchdog's
+re-submission (`attempts` 2) then fails the test. The stack's own 20 s deadline is short so that Redis's R1 (and
+the other fault tests) see the watchdog act within a test; under load it could be passed by a job that was only
+slow, which is no broken promise on RabbitMQ."""
+
+
+def r1_deadline(stack: FaultStack) -> contextlib.AbstractContextManager[None]:
+    """R1's API: on RabbitMQ with the longer deadline above; on Redis the stack's, for the watchdog has work to do."""
+    if on_rabbitmq():
+        return stack.api_with(TOOLOUT_JOB_DEADLINE_SECONDS=str(R1_RABBITMQ_DEADLINE_SECONDS))
+    return contextlib.nullcontext()
+
+
 def redeliveries_after(stack: FaultStack, since: float) -> list[float]:
     """Seconds after `since` (wall clock) at which any worker ran a task the broker handed out again."""
     stamp = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): INFO/\S+\] redelivered ", re.M)
@@ -131,13 +151,15 @@ def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(
     though the model served more calls than that (those lost with the killed worker, and twins).
 
     Who runs the killed worker's tasks: on RabbitMQ the broker hands them to a live worker the moment the
-    dead one's connection drops (measured: the first redelivered task's start after the kill); on Redis
-    they stay in the unacked set until the visibility timeout (an hour), so the watchdog re-submits.
+    dead one's connection drops (measured: the first redelivered task's start after the kill), so no job
+    waits for the watchdog (each ends in its first attempt); on Redis they stay in the unacked set until the
+    visibility timeout (an hour), so the watchdog re-submits.
     """
     stack = faults_stack
     stack.restart_model(latency_ms=300)
     offset = stack.model_log_offset()
-    with stack.client() as client:
+    deadline = R1_RABBITMQ_DEADLINE_SECONDS if on_rabbitmq() else DEADLINE_SECONDS
+    with r1_deadline(stack), stack.client() as client:
         handle = stored_handle(client)
         started = time.monotonic()
         ids = submit_jobs(client, handle, 20)
@@ -149,17 +171,19 @@ def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(
         stack.start_worker("faults-worker-2")
         stack.wait_workers()
         back_at = time.monotonic() - started
-        jobs = wait_terminal(client, ids, timeout=3 * DEADLINE_SECONDS + 30)
+        jobs = wait_terminal(client, ids, timeout=deadline + 30 if on_rabbitmq() else 3 * deadline + 30)
         finished_at = time.monotonic() - started
     r = stack.redis_server.client()
     stored = {i: (r.hlen(keys.job_chunks(i)), r.hlen(keys.job_reduce(i, 1))) for i in ids}
     events = model_events(stack, offset)
     retried = sum(1 for j in jobs.values() if j["attempts"] > 1)
+    slowest = max(j["finished_at"] - j["created_at"] for j in jobs.values())
     calls = sum(j["usage"]["calls"] for j in jobs.values())
     print(
         f"\nR1: 20 jobs x {jobs[ids[0]]['chunks_total']} chunks; worker-2 SIGKILLed at {kill_at:.1f}s with "
         f"{done_at_kill[0]}/{done_at_kill[1]} chunks done, back at {back_at:.1f}s; all terminal at {finished_at:.1f}s "
-        f"({finished_at - kill_at:.1f}s after the kill); {retried} job(s) re-submitted by the watchdog; "
+        f"({finished_at - kill_at:.1f}s after the kill); slowest job {slowest:.1f}s from submission (deadline "
+        f"{deadline}s); {retried} job(s) re-submitted by the watchdog; "
         f"usage.calls {calls} vs model answers served {events['answers']} ({events['answers'] - calls} not applied)"
     )
     for job_id, job in jobs.items():
@@ -180,10 +204,11 @@ def test_r1_a_worker_killed_mid_flight_loses_no_job_and_applies_no_chunk_twice(
     )
     measurements(
         f"R1 on {broker}: the killed worker's tasks {moved}; {retried} of 20 job(s) waited for the watchdog; "
-        f"all terminal {finished_at - kill_at:.1f}s after the kill"
+        f"all terminal {finished_at - kill_at:.1f}s after the kill, the slowest job {slowest:.1f}s after submission"
     )
-    if on_rabbitmq():  # a job can still pass the stack's short 20 s deadline under load: that is measured, not failed
+    if on_rabbitmq():
         assert redelivered and redelivered[0] <= 5, redelivered
+        assert retried == 0, "RabbitMQ redelivers at once: no job should wait for the watchdog"
     else:
         assert retried >= 1, "the killed worker held tasks: some job can only have finished through the watchdog"
     assert events["answers"] >= calls

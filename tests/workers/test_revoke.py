@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from extraction.protocols import Usage
@@ -12,7 +13,7 @@ from infra.settings import Settings
 from tests.workers.conftest import needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document
 from workers import pipeline, tasks
-from workers.celery_app import create_celery
+from workers.celery_app import MAP, create_celery
 from workers.celery_dispatch import CeleryDispatcher
 from workers.runtime import Runtime
 
@@ -72,6 +73,43 @@ def test_the_part_that_settles_the_maps_last_runs_the_reduce_stage_once_in_its_o
     for _ in range(3):  # the last part, then redeliveries of it
         tasks.run_next(celery, rt, rt.jobs.settle_level(job.id, 0))
     assert ran == [(job.id, 0, json.loads(json.dumps(step.covers)))] and sent == [], "run here, no broker hop"
+
+
+class WorkerKilled(BaseException):
+    """Stands for a SIGKILL inside a task: nothing after it in the task runs, nothing catches it."""
+
+
+def test_a_map_killed_while_running_the_reduce_stage_runs_it_again_when_its_message_is_redelivered(
+    make_runtime, monkeypatch
+) -> None:
+    """The map that completes level 0 runs the reduce stage in its own task; its worker dies there. The
+    broker (RabbitMQ: at once) hands that map's message out again, same task id: the redelivered map finds
+    its chunk stored and is handed the stage again, so the job ends without waiting for the watchdog.
+    Another task (a twin with another id) is not."""
+    rt, job = planned_job(make_runtime)
+    celery = celery_for(rt)
+    step = pipeline.start(rt, job.id)
+    planned = tasks.plan(celery, job.id, step)
+    tasks.remember(rt.jobs, job.id, planned)
+    tasks.send(celery, rt.jobs, job.id, planned)
+    maps, run_map = planned[0], celery.tasks[MAP]
+    real_stage = pipeline.run_reduce_stage
+
+    def killed(*_: object) -> None:
+        raise WorkerKilled
+
+    monkeypatch.setattr(pipeline, "run_reduce_stage", killed)
+    for signature in maps:
+        with contextlib.suppress(WorkerKilled):
+            run_map.apply(args=signature.args, task_id=signature.id)
+    last = maps[-1]
+    assert rt.jobs.get(job.id).chunks_done == len(maps) and rt.jobs.get(job.id).status == "running"
+    monkeypatch.setattr(pipeline, "run_reduce_stage", real_stage)
+    run_map.apply(args=last.args, task_id="a-twin-of-the-last-map")
+    assert rt.jobs.get(job.id).status == "running", "only the task the stage was handed to gets it again"
+    run_map.apply(args=last.args, task_id=last.id)  # the redelivery
+    done = rt.jobs.get(job.id)
+    assert done.status == "succeeded" and NEEDLE in done.result and done.attempts == 1, done
 
 
 def test_a_reduce_stage_that_meets_an_outage_is_sent_as_a_task_with_its_remembered_id(

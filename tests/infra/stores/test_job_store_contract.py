@@ -402,6 +402,23 @@ def test_the_part_that_settles_a_level_last_gets_its_next_step_once(jobs: JobSto
     assert jobs.settle_level("j1", 0) is None, "a redelivered part does not send it again"
 
 
+def test_the_task_that_got_the_next_step_gets_it_again_when_redelivered_and_no_other(jobs: JobStore) -> None:
+    """The part that got the step runs it in its own task; if its worker dies there, the broker hands its
+    message out again under the same task id, and only that caller is handed the step a second time."""
+    job = new_job(jobs)
+    jobs.expect_parts("j1", 0, 2, "stage 0")
+    assert jobs.record_chunk_and_settle("j1", 0, "a", Usage(calls=1), by="map-0") is None
+    assert jobs.record_chunk_and_settle("j1", 1, "b", Usage(calls=1), by="map-1") == "stage 0"
+    assert jobs.settle_level("j1", 0, by="map-1") == "stage 0", "map-1 redelivered: its worker died in the stage"
+    assert jobs.settle_level("j1", 0, by="map-0") is None and jobs.settle_level("j1", 0) is None
+    assert jobs.record_chunk_and_settle("j1", 1, "b again", Usage(calls=1), by="map-1") == "stage 0"
+    assert jobs.retry_overdue("j1", now=job.deadline_at + 1, max_attempts=3) is OverdueAction.RETRY
+    assert jobs.settle_level("j1", 0, by="map-0") == "stage 0", "attempt 2: the first caller, whoever it is"
+    assert jobs.settle_level("j1", 0, by="map-1") is None
+    jobs.cancel("j1")
+    assert jobs.settle_level("j1", 0, by="map-0") is None, "an ended job hands out nothing"
+
+
 def test_levels_are_settled_apart_and_a_level_nobody_expects_sends_nothing(jobs: JobStore) -> None:
     new_job(jobs)
     jobs.expect_parts("j1", 1, 2, "stage 1")
