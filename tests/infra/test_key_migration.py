@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,13 @@ class OldSession:
     current: OutputRecord
 
 
+def blob_writer(blobs: MemoryBlobStore, data: bytes) -> Callable[[str], None]:
+    def write(key: str) -> None:
+        blobs.put_bytes(key, data)
+
+    return write
+
+
 def stored_config() -> OldSession:
     """Two versions of the variable `cfg` (the first retired), stored inline the way the service stores them."""
     records, blobs = MemoryRecordStore(session_ttl_seconds=600), MemoryBlobStore()
@@ -53,7 +61,7 @@ def stored_config() -> OldSession:
             UploadMeta("fetch_config", "{}", "application/json"),
             measure([data]),
             build_line_index([data]),
-            lambda key, data=data: blobs.put_bytes(key, data),
+            blob_writer(blobs, data),
             target=Target(Space.VARIABLE, "cfg"),
             options=WriteOptions(inline_max_bytes=1 << 20),
             source=BytesSource(data),
