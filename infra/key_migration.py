@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, cast
 
 import redis
@@ -24,7 +25,7 @@ import redis
 from infra import keys
 from infra.records.model import Space
 from infra.redis_client import redis_errors, text
-from infra.slot_index import SlotIndex
+from infra.slots import key_slot
 
 LEGACY_SESSION = f"{keys.PREFIX}:session:"
 """`toolout:session:<id>` (hash) and `toolout:session:<id>:<outputs|jobs|variables|files|counters>`."""
@@ -98,51 +99,64 @@ def migrate(client: redis.Redis, *, dry_run: bool = False) -> Migration:
     """Rename every old-layout key, then move the old indexes' entries (see the module's docstring)."""
     done = Migration()
     with redis_errors():
-        for old in _legacy_keys(client):
-            _rename(client, old, done, dry_run)
+        for batch in _legacy_keys(client):
+            _rename(client, batch, done, dry_run)
         for legacy, index in LEGACY_INDEXES.items():
-            done.indexed += _spread(client, legacy, SlotIndex(client, index), dry_run)
+            done.indexed += _spread(client, legacy, index, dry_run)
     return done
 
 
-def _legacy_keys(client: redis.Redis) -> Iterator[str]:
+def _legacy_keys(client: redis.Redis) -> Iterator[list[str]]:
+    """Every old-layout key, in batches of `BATCH` (what one pipeline renames)."""
     for prefix in (LEGACY_SESSION, LEGACY_OUTPUT, LEGACY_IDEMPOTENCY):
-        yield from (text(key) for key in client.scan_iter(match=f"{prefix}*", count=BATCH))
+        found = (text(key) for key in client.scan_iter(match=f"{prefix}*", count=BATCH))
+        while batch := list(islice(found, BATCH)):
+            yield batch
 
 
-def _rename(client: redis.Redis, old: str, done: Migration, dry_run: bool) -> None:
-    new = new_name(old)
-    if new is None:
-        done.unknown.append(old)
-    elif new == old:
-        return
-    elif client.exists(new) or not (dry_run or _renamed(client, old, new)):
-        done.taken.append(old)
-    else:
-        done.renamed += 1
+def _rename(client: redis.Redis, batch: list[str], done: Migration, dry_run: bool) -> None:
+    """RENAMENX each key of `batch` in one pipeline (EXISTS of the new name when dry)."""
+    named = [(old, new_name(old)) for old in batch]
+    done.unknown += [old for old, new in named if new is None]
+    moves = [(old, new) for old, new in named if new is not None and new != old]
+    pipe = client.pipeline(transaction=False)
+    for old, new in moves:
+        if dry_run:
+            pipe.exists(new)
+        else:
+            pipe.renamenx(old, new)
+    for (old, _), result in zip(moves, pipe.execute(raise_on_error=False), strict=True):
+        if _gone(result):
+            continue
+        if bool(result) == dry_run:  # dry: the new name exists; else: RENAMENX refused
+            done.taken.append(old)
+        else:
+            done.renamed += 1
 
 
-def _renamed(client: redis.Redis, old: str, new: str) -> bool:
-    """RENAMENX: False when `new` exists; a key gone meanwhile (expired, deleted) counts as done."""
-    try:
-        return bool(client.renamenx(old, new))
-    except redis.ResponseError as exc:
-        if "no such key" in str(exc).lower():
-            return True
-        raise
+def _gone(result: object) -> bool:
+    """The pipeline's answer for a key that expired or was deleted since SCAN found it; other errors raise."""
+    if isinstance(result, redis.ResponseError) and "no such key" in str(result).lower():
+        return True
+    if isinstance(result, Exception):
+        raise result
+    return False
 
 
-def _spread(client: redis.Redis, legacy: str, index: SlotIndex, dry_run: bool) -> int:
-    """Move the entries of the global sorted set `legacy` into `index`'s per-slot copies, a batch at a time;
-    an entry already in its copy keeps the later score."""
+def _spread(client: redis.Redis, legacy: str, index: str, dry_run: bool) -> int:
+    """Move the entries of the global sorted set `legacy` into the per-slot copies of `index`, a batch per
+    pipeline: the batch's slots registered first (`SlotIndex`'s registry, so readers find the copies), then each
+    entry added to its copy (an entry already there keeps the later score), then taken off `legacy`."""
     if dry_run:
         return int(client.zcard(legacy))
     moved = 0
     while batch := cast(list[tuple[Any, float]], client.zrange(legacy, 0, BATCH - 1, withscores=True)):
+        members = [(text(member), score) for member, score in batch]
         pipe = client.pipeline(transaction=False)
-        for member, score in batch:
-            pipe.zadd(index.key_for(text(member)), {text(member): score}, gt=True)
-        pipe.zrem(legacy, *(member for member, _ in batch))
+        pipe.sadd(keys.slots_in_use(index), *{key_slot("{" + member + "}") for member, _ in members})
+        for member, score in members:
+            pipe.zadd(keys.per_slot(index, member), {member: score}, gt=True)
+        pipe.zrem(legacy, *(member for member, _ in members))
         pipe.execute()
         moved += len(batch)
     return moved
