@@ -55,8 +55,11 @@ def cancel_live_jobs(services: Services, session_id: str) -> int:
     return canceled
 
 
-def sweep_idle_sessions(services: Services, *, batch: int = 100) -> int:
-    """Purge every session idle past its TTL; returns how many went. Safe to run on many replicas."""
+def sweep_idle_sessions(services: Services, *, batch: int = 1000) -> int:
+    """Purge every session idle past its TTL; returns how many went. Safe to run on many replicas.
+
+    Each batch reads every per-slot copy of the last-use index (one command per slot in use, up to 16384:
+    ~0.5 s at 14k copies), so a backlog is taken a thousand sessions at a time, not a hundred."""
     swept = 0
     while ids := services.records.idle_sessions(limit=batch):
         for session_id in ids:

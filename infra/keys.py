@@ -1,4 +1,9 @@
-"""Every Redis key toolout uses, in one place, so nobody guesses a name and TTLs stay auditable."""
+"""Every Redis key toolout uses, in one place, so nobody guesses a name and TTLs stay auditable.
+
+Keys a script (or a transaction) touches together share a hash tag, so they land on one Redis Cluster slot:
+every key of a session is `toolout:{<session id>}:<what>`, every key of an output `toolout:{<handle>}:<what>`.
+No script touches a session and an output together (`infra.records.redis` says why that holds).
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,24 @@ from infra.slots import key_slot, slot_tag
 
 PREFIX = "toolout"
 
-SESSIONS_BY_LAST_USE = f"{PREFIX}:sessions:last_use"
-"""Sorted set: session id → last use (unix seconds); the sweeper deletes idle ones."""
+SESSIONS_BY_LAST_USE = "sessions:last_use"
+"""Per-slot index (`per_slot`): sorted set of session id → last use (unix seconds); the sweeper deletes idle ones.
+The copy beside a session's keys is `sessions_by_last_use(session_id)`."""
+
+
+def sessions_by_last_use(session_id: str) -> str:
+    """The copy of `SESSIONS_BY_LAST_USE` on the slot of the session's keys."""
+    return per_slot(SESSIONS_BY_LAST_USE, session_id)
 
 
 def session(session_id: str) -> str:
     """Hash: id, tenant, created_at."""
-    return f"{PREFIX}:session:{session_id}"
+    return f"{PREFIX}:{{{session_id}}}:session"
 
 
 def session_outputs(session_id: str) -> str:
     """Set of output handles stored in the session."""
-    return f"{PREFIX}:session:{session_id}:outputs"
+    return f"{PREFIX}:{{{session_id}}}:outputs"
 
 
 def session_jobs(session_id: str) -> str:
@@ -27,28 +38,34 @@ def session_jobs(session_id: str) -> str:
 
 def session_aliases(session_id: str, space: str) -> str:
     """Hash: variable name (space `variable`) or file path (space `file`) → handle of its current version."""
-    return f"{PREFIX}:session:{session_id}:{space}s"
+    return f"{PREFIX}:{{{session_id}}}:{space}s"
 
 
 def session_counters(session_id: str) -> str:
     """Hash: counter name (a tool's sanitised base name) → last number handed out (default names `<tool>_<n>`)."""
-    return f"{PREFIX}:session:{session_id}:counters"
+    return f"{PREFIX}:{{{session_id}}}:counters"
 
 
 def output(handle: str) -> str:
     """String: the OutputRecord JSON."""
-    return f"{PREFIX}:output:{handle}"
+    return f"{PREFIX}:{{{handle}}}:output"
 
 
 def output_plans(handle: str) -> str:
     """Hash: plan key (planner version, content, encoding, budget, overlap) → the output's chunk plan (JSON).
 
     Written only while `output(handle)` exists, deleted with it (`RedisRecordStore`)."""
-    return f"{PREFIX}:output:{handle}:plans"
+    return f"{PREFIX}:{{{handle}}}:plans"
 
 
-RETIRED_OUTPUTS = f"{PREFIX}:outputs:retired"
-"""Sorted set: handle of a replaced version → when it was replaced; the sweeper removes them after a grace period."""
+RETIRED_OUTPUTS = "outputs:retired"
+"""Per-slot index (`per_slot`): sorted set of the handle of a replaced version → when it was replaced; the sweeper
+removes them after a grace period. The copy beside an output's keys is `retired_outputs(handle)`."""
+
+
+def retired_outputs(handle: str) -> str:
+    """The copy of `RETIRED_OUTPUTS` on the slot of the output's keys."""
+    return per_slot(RETIRED_OUTPUTS, handle)
 
 
 def job(job_id: str) -> str:
@@ -148,13 +165,16 @@ def tenant_live_jobs(tenant: str) -> str:
 
 
 def idempotency(tenant: str, key_digest: str) -> str:
-    """String: the stored response (JSON) of the first request with that Idempotency-Key; expires after the TTL."""
-    return f"{PREFIX}:idempotency:{tenant}:{key_digest}"
+    """String: the stored response (JSON) of the first request with that Idempotency-Key; expires after the TTL.
+
+    Tagged `{idem:<tenant>:<digest>}` with its lock: `complete.lua` keeps the response and drops the lock in one step.
+    """
+    return f"{PREFIX}:{{idem:{tenant}:{key_digest}}}"
 
 
 def idempotency_lock(tenant: str, key_digest: str) -> str:
     """String set NX while the first request with that Idempotency-Key is in flight (short TTL)."""
-    return f"{PREFIX}:idempotency:{tenant}:{key_digest}:lock"
+    return f"{idempotency(tenant, key_digest)}:lock"
 
 
 def model_rate_limit(model: str) -> str:

@@ -2,6 +2,11 @@
 
 Both expire `ttl_seconds` after the last offer, so an unused key costs nothing for long; deleting an
 output reads its set once and removes exactly its sources.
+
+The two live on different Redis Cluster slots (a key's set is shared by the outputs of every source, an output's
+by every key it answered), so they are written by one non-transactional pipeline, not MULTI/EXEC, and nothing
+mixes them in a script. A crash between the two writes costs nothing: a source whose way back from its output was
+never written is still checked by whoever looks it up (its output must still exist, `base`), and expires.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ class RedisResultCache(ResultCache):
     def remember(self, key: str, job_id: str, handle: str) -> None:
         sources, owned = keys.result_cache(key), keys.result_cache_output(handle)
         with redis_errors():
-            pipe = self._r.pipeline()  # MULTI/EXEC: the source and its way back from the output appear together
+            pipe = self._r.pipeline(transaction=False)  # two slots: see the module's docstring
             pipe.zadd(sources, {job_id: self._clock()})
             pipe.zremrangebyrank(sources, 0, -MAX_SOURCES - 1)
             pipe.expire(sources, self._ttl)
@@ -50,13 +55,12 @@ class RedisResultCache(ResultCache):
             for handle in handles:
                 pipe.smembers(keys.result_cache_output(handle))
             owned = [text_list(members) for members in pipe.execute()]
-            pipe = self._r.pipeline()
-            removed = 0
+            pipe = self._r.pipeline(transaction=False)  # one key per command: they live on many slots
             for members in owned:
                 for member in members:
                     key, _, job_id = member.partition(SEPARATOR)
                     pipe.zrem(keys.result_cache(key), job_id)
-            pipe.delete(*(keys.result_cache_output(handle) for handle in handles))
+            for handle in handles:
+                pipe.delete(keys.result_cache_output(handle))
             results = pipe.execute()
-            removed = sum(int(found) for found in results[:-1])
-        return removed
+        return sum(int(found) for found in results[: len(results) - len(handles)])

@@ -110,7 +110,7 @@ def test_errors_are_not_kept_so_a_retry_runs_again(api_server: ApiServer, client
 def test_an_expired_key_creates_a_new_job(client: httpx.Client, handle: str, redis_client) -> None:
     headers = key()
     first = extraction(client, handle, headers)
-    kept = list(redis_client.scan_iter("toolout:idempotency:*"))
+    kept = list(redis_client.scan_iter("toolout:{idem:*"))
     assert kept and all(0 < redis_client.ttl(name) <= 24 * 3600 for name in kept)
     redis_client.delete(*kept)  # what the TTL does when it runs out
     later = extraction(client, handle, headers)

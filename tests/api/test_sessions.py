@@ -44,7 +44,8 @@ def session_state(
         "outputs": any(redis_client.exists(keys.output(handle)) for handle in handles),
         "jobs": any(redis_client.exists(keys.job(job)) for job in jobs),
         "session": bool(
-            redis_client.exists(keys.session(session)) or redis_client.zscore(keys.SESSIONS_BY_LAST_USE, session)
+            redis_client.exists(keys.session(session))
+            or redis_client.zscore(keys.sessions_by_last_use(session), session)
         ),
     }
 
@@ -100,7 +101,9 @@ def test_ending_a_session_cancels_its_live_jobs_before_removing_them(api_server:
         api_server.dispatcher.revoked.clear()
         seen.clear()
         assert client.delete(f"/v1/sessions/{deleted}").status_code == 204
-    redis_client.zadd(keys.SESSIONS_BY_LAST_USE, {idle: time.time() - api_server.settings.session_ttl_seconds - 1})
+    redis_client.zadd(
+        keys.sessions_by_last_use(idle), {idle: time.time() - api_server.settings.session_ttl_seconds - 1}
+    )
     assert sweep_idle_sessions(api_server.services) == 1
 
     assert seen == [(jobs[0], "queued"), (jobs[1], "queued")]  # the ended job is not canceled again
@@ -123,7 +126,9 @@ def test_the_sweeper_removes_only_idle_sessions(api_server: ApiServer, redis_cli
         idle, active = client.post("/v1/sessions").json()["id"], client.post("/v1/sessions").json()["id"]
         idle_handle, active_handle = upload(client, idle), upload(client, active)
         idle_job, active_job = start_job(client, idle_handle), start_job(client, active_handle)
-    redis_client.zadd(keys.SESSIONS_BY_LAST_USE, {idle: time.time() - api_server.settings.session_ttl_seconds - 1})
+    redis_client.zadd(
+        keys.sessions_by_last_use(idle), {idle: time.time() - api_server.settings.session_ttl_seconds - 1}
+    )
 
     assert sweep_idle_sessions(api_server.services) == 1
 

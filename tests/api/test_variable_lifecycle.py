@@ -90,7 +90,7 @@ def test_an_idle_session_is_swept_with_everything_it_holds(start_server, redis_c
         session = new_session(client)
         handles = stored_everything(client, session)
         records = [server.services.records.get_output(h) for h in handles]
-    redis_client.zadd(keys.SESSIONS_BY_LAST_USE, {session: 1.0})  # last used long ago
+    redis_client.zadd(keys.sessions_by_last_use(session), {session: 1.0})  # last used long ago
     assert sweep_idle_sessions(server.services) == 1
     assert_gone(server, redis_client, session, records)
 
@@ -109,5 +109,5 @@ def assert_gone(server: ApiServer, redis_client: redis.Redis, session: str, reco
     assert redis_client.keys(f"*{session}*") == []
     for record in records:
         assert redis_client.get(keys.output(record.handle)) is None
-        assert redis_client.zscore(keys.RETIRED_OUTPUTS, record.handle) is None
+        assert redis_client.zscore(keys.retired_outputs(record.handle), record.handle) is None
         assert not server.services.blobs.exists(record.blob_key)

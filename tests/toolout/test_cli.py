@@ -17,11 +17,11 @@ from toolout.cli import client as client_commands
 def test_help_lists_the_commands() -> None:
     result = CliRunner().invoke(cli.app, ["--help"])
     assert result.exit_code == 0
-    for command in ("api", "worker", "flower", "offline-model", "demo", "keys"):
+    for command in ("api", "worker", "flower", "offline-model", "demo", "keys", "migrate-keys"):
         assert command in result.stdout
 
 
-@pytest.mark.parametrize("argv", [["api"], ["worker"], ["flower"], ["demo"], ["keys", "list"]])
+@pytest.mark.parametrize("argv", [["api"], ["worker"], ["flower"], ["demo"], ["keys", "list"], ["migrate-keys"]])
 def test_a_server_command_on_the_light_install_says_what_to_install(monkeypatch, argv: list[str]) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(

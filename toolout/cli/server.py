@@ -1,4 +1,5 @@
-"""The server-side commands: run the API, a worker, Flower, the offline model, the demo; manage API keys.
+"""The server-side commands: run the API, a worker, Flower, the offline model, the demo; manage API keys; move
+Redis keys to the cluster-ready layout (`migrate-keys`).
 
 Each imports what it runs only when it runs, and on the light install (no `server` extra) says
 what to install instead of failing with a traceback.
@@ -192,3 +193,30 @@ def keys_revoke(
     """Delete a key stored in Redis; requests with it are refused (401) from now on."""
     info = _or_exit(lambda: _key_store().revoke(hash_prefix))
     typer.echo(f"revoked {info.key_hash} (tenant {info.tenant!r})")
+
+
+# --- Redis key layout ---------------------------------------------------------------------------
+@server_app.command("migrate-keys")
+@needs_server
+def migrate_keys(
+    dry_run: bool = typer.Option(False, "--dry-run", help="count what would move, change nothing"),
+) -> None:
+    """Move sessions, outputs and idempotency keys written by a release before the Redis Cluster layout to their
+    new names (TOOLOUT_REDIS_URL, a standalone Redis); running it again is a no-op."""
+    from extraction.errors import InvalidInput
+    from infra.key_migration import migrate
+    from infra.redis_client import connect
+    from infra.settings import Settings
+
+    settings = Settings()
+
+    def run() -> str:
+        if settings.redis_cluster:
+            raise InvalidInput("migrate-keys runs on the standalone Redis the old release used, not on a cluster")
+        client = connect(settings.redis_url, sentinels=settings.sentinels, master=settings.redis_sentinel_master)
+        try:
+            return migrate(client, dry_run=dry_run).summary(dry_run)
+        finally:
+            client.close()
+
+    typer.echo(_or_exit(run))

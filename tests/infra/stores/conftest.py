@@ -22,6 +22,11 @@ from infra.resultcache import MemoryResultCache, RedisResultCache, ResultCache
 KINDS = ["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.integration])]
 """The Redis leg needs a server (its `redis_client` is asked for at run time, so the mark is explicit)."""
 
+KINDS_WITH_CLUSTER = [*KINDS, pytest.param("cluster", marks=[pytest.mark.redis, pytest.mark.integration])]
+"""Stores laid out for a Redis Cluster also run on a local 3-primary one (`redis_cluster_client`): a script or
+transaction whose keys span two slots fails there with CROSSSLOT. A module opts in with
+`kind = kind_fixture(KINDS_WITH_CLUSTER)` (its `kind`, and every store fixture built on it, then takes the cluster)."""
+
 
 @dataclass
 class Clock:
@@ -50,15 +55,23 @@ def _age_keys(client: redis.Redis, ms: int) -> None:
                 client.pexpire(key, ttl - ms)
 
 
-@pytest.fixture(params=KINDS)
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def kind_fixture(kinds: list[Any]) -> Any:
+    """The `kind` fixture over `kinds`; a test module may define its own to take more kinds."""
+
+    @pytest.fixture(params=kinds)
+    def kind(request: pytest.FixtureRequest) -> str:
+        return str(request.param)
+
+    return kind
+
+
+kind = kind_fixture(KINDS)
 
 
 @pytest.fixture()
 def clock(kind: str, request: pytest.FixtureRequest) -> Clock:
-    client = request.getfixturevalue("redis_client") if kind == "redis" else None
-    return Clock(client=client)
+    fixture = {"redis": "redis_client", "cluster": "redis_cluster_client"}.get(kind)
+    return Clock(client=request.getfixturevalue(fixture) if fixture else None)
 
 
 def _client(clock: Clock) -> Any:

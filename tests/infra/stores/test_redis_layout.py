@@ -17,7 +17,9 @@ from infra.apikeys import RedisApiKeyStore
 from infra.idempotency import RedisIdempotencyStore, StoredResponse
 from infra.jobstore import JobRecord, JobStatus, RedisJobStore
 from infra.jobstore.redis import CODEC
-from infra.records import RedisRecordStore, Space
+from infra.records import RedisRecordStore, Space, new_id
+from infra.slots import key_slot
+from tests.infra.stores.test_record_store_contract import output
 
 
 @pytest.fixture()
@@ -119,7 +121,7 @@ def test_an_idempotency_key_never_names_a_redis_key_and_expires(redis_client) ->
     lease = store.begin("acme", "key with spaces:and*glob", "fp")
     store.complete(lease, StoredResponse(202, "{}"))
     names = redis_client.keys("*")
-    assert len(names) == 1 and "spaces" not in names[0] and names[0].startswith(keys.idempotency("acme", ""))
+    assert names == [keys.idempotency("acme", lease.digest)] and "spaces" not in names[0]
     assert 0 < redis_client.ttl(names[0]) <= 60
 
 
@@ -165,3 +167,44 @@ def test_a_map_settles_after_redis_lost_its_scripts(jobs, redis_client) -> None:
     redis_client.script_flush()
     assert jobs.begin_map("j1", 1, 10)[1:] == ("b", True)
     assert jobs.get("j1").llm_calls_reserved == 1, "reserved once, not once per try"
+
+
+def test_a_sessions_keys_share_its_slot_and_an_outputs_keys_theirs(redis_client) -> None:
+    """What lets a script or transaction touch them together on a Redis Cluster: each index entry lives in the
+    copy on its session's (or output's) slot; only the registries of slots in use live elsewhere."""
+    records = RedisRecordStore(redis_client, session_ttl_seconds=600)
+    session = records.create_session()
+    record = output(session.id)
+    records.put_output(record)
+    records.bind_alias(session.id, Space.VARIABLE, "v", record.handle, expected=None)
+    records.next_count(session.id, "tool")
+    records.keep_chunk_plan(record, "k", "[]")
+    records.retire_output(record, 1.0)
+    by_slot: dict[int, set[str]] = {}
+    for key in redis_client.scan_iter():
+        if not key.startswith(keys.slots_in_use("")):
+            by_slot.setdefault(key_slot(key), set()).add(key)
+    assert by_slot == {
+        key_slot(keys.session(session.id)): {
+            keys.session(session.id),
+            keys.session_outputs(session.id),
+            keys.session_aliases(session.id, Space.VARIABLE),
+            keys.session_counters(session.id),
+            keys.sessions_by_last_use(session.id),
+        },
+        key_slot(keys.output(record.handle)): {
+            keys.output(record.handle),
+            keys.output_plans(record.handle),
+            keys.retired_outputs(record.handle),
+        },
+    }
+
+
+def test_the_cluster_is_sound_after_sessions_come_and_go(redis_cluster, redis_cluster_client) -> None:
+    records = RedisRecordStore(redis_cluster_client, session_ttl_seconds=600)
+    for _ in range(20):
+        session = records.create_session()
+        records.bind_alias(session.id, Space.FILE, "a.md", new_id(), expected=None)
+        records.drop_session_records(session.id)
+    check = redis_cluster.cluster_check()
+    assert check.returncode == 0 and "[OK] All 16384 slots covered." in check.stdout, check.stdout

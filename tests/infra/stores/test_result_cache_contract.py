@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from infra.resultcache import MAX_SOURCES, ResultCache
-from tests.infra.stores.conftest import Clock
+from tests.infra.stores.conftest import KINDS_WITH_CLUSTER, Clock, kind_fixture
+
+kind = kind_fixture(KINDS_WITH_CLUSTER)
 
 
 def offer(cache: ResultCache, clock: Clock, key: str, *sources: tuple[str, str]) -> None:
