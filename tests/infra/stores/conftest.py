@@ -1,4 +1,5 @@
-"""Each store contract runs on both implementations: Redis (a real server, db 15) and the in-memory twin.
+"""Each store contract runs on both implementations: Redis (a real server, db 15) and the in-memory twin; the
+stores already laid out for Redis Cluster also run on a local 3-primary cluster (`KINDS_CLUSTER`).
 
 Time is a `Clock` the test moves: the in-memory twins read it directly; for Redis, moving it also
 shortens every key's TTL by the same amount, so expiry is tested without sleeping through a TTL.
@@ -22,6 +23,12 @@ from infra.resultcache import MemoryResultCache, RedisResultCache, ResultCache
 KINDS = ["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.integration])]
 """The Redis leg needs a server (its `redis_client` is asked for at run time, so the mark is explicit)."""
 
+KINDS_CLUSTER = [*KINDS, pytest.param("cluster", marks=[pytest.mark.redis, pytest.mark.integration])]
+"""Also on a Redis Cluster (`redis_cluster_client`): for a contract module whose stores are cluster-ready; it
+opts in by overriding `kind` with these params (see `test_job_store_contract.py`)."""
+
+REDIS_FIXTURES = {"redis": "redis_client", "cluster": "redis_cluster_client"}
+
 
 @dataclass
 class Clock:
@@ -40,8 +47,9 @@ class Clock:
 
 
 def _age_keys(client: redis.Redis, ms: int) -> None:
-    """Shorten every key's TTL by `ms` (a key whose TTL runs out is deleted at once)."""
-    for key in client.scan_iter(count=1000):
+    """Shorten every key's TTL by `ms` (a key whose TTL runs out is deleted at once). On a cluster client
+    `scan_iter` walks every primary, and each key's commands go to the primary that owns it."""
+    for key in list(client.scan_iter(count=1000)):
         ttl = client.pttl(key)
         if ttl is not None and ttl > 0:
             if ttl <= ms:
@@ -57,7 +65,7 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture()
 def clock(kind: str, request: pytest.FixtureRequest) -> Clock:
-    client = request.getfixturevalue("redis_client") if kind == "redis" else None
+    client = request.getfixturevalue(REDIS_FIXTURES[kind]) if kind in REDIS_FIXTURES else None
     return Clock(client=client)
 
 
