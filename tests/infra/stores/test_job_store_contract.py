@@ -1,4 +1,4 @@
-"""The `JobStore` promises, on Redis and on the in-memory twin alike."""
+"""The `JobStore` promises, on Redis, on a Redis Cluster and on the in-memory twin alike."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from infra.errors import TooManyRequests
 from infra.jobstore import JobRecord, JobStatus, JobStore, OverdueAction
-from tests.infra.stores.conftest import Clock
+from tests.infra.stores.conftest import KINDS_CLUSTER, Clock
+
+
+@pytest.fixture(params=KINDS_CLUSTER)
+def kind(request: pytest.FixtureRequest) -> str:
+    """The job store is cluster-ready: its contract runs on a 3-primary cluster too."""
+    return str(request.param)
 
 
 def new_job(jobs: JobStore, job_id: str = "j1", *, tenant: str = "dev", max_live: int = 0, **fields) -> JobRecord:

@@ -1,9 +1,17 @@
-"""Model calls per model, fallbacks and waiting for provider limits: the same on Redis and in memory."""
+"""Model calls per model, fallbacks and waiting for provider limits: the same on Redis, a cluster and in memory."""
 
 from __future__ import annotations
 
+import pytest
+
 from extraction.protocols import Usage
 from infra.jobstore import JobRecord, JobStore, ModelFallback
+from tests.infra.stores.conftest import KINDS_CLUSTER
+
+
+@pytest.fixture(params=KINDS_CLUSTER)
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def new_job(jobs: JobStore, job_id: str = "j1", tenant: str = "dev") -> JobRecord:
