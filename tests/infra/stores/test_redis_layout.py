@@ -229,3 +229,16 @@ def test_a_map_settles_after_redis_lost_its_scripts(jobs, client) -> None:
     client.script_flush()
     assert jobs.begin_map("j1", 1, 10)[1:] == ("b", True)
     assert jobs.get("j1").llm_calls_reserved == 1, "reserved once, not once per try"
+
+
+def test_the_cluster_checks_clean_after_jobs_ran_on_every_primary(redis_cluster, redis_cluster_client) -> None:
+    """`redis-cli --cluster check` after jobs on every primary lived and ended: no open slot, all covered."""
+    jobs = RedisJobStore(redis_cluster_client, ttl_seconds=600, deadline_seconds=60)
+    for n in range(12):
+        job_id = f"job-{n}"
+        jobs.create(JobRecord(id=job_id, session_id="s1", tenant="acme", handle="h1", extract="e"), max_live=20)
+        jobs.record_chunk_and_settle(job_id, 0, "x", Usage(calls=1))
+        jobs.finish(job_id, JobStatus.SUCCEEDED, result="ok")
+    jobs.delete_session_jobs("s1")
+    check = redis_cluster.cluster_check()
+    assert check.returncode == 0 and "[OK] All 16384 slots covered." in check.stdout, check.stdout
