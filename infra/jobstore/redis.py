@@ -79,16 +79,13 @@ class RedisJobStore(JobStore):
         return record
 
     def _write(self, record: JobRecord, ttl: int, deadline: float | str) -> None:
-        """List the job in its session, then write it (indexed as live unless `deadline` is ''), in one round
-        trip: `create.lua` writes the hash and its TTL together."""
+        """List the job in its session, then write it (indexed as live unless `deadline` is ''): two round trips,
+        not one pipeline, since a cluster pipeline sends to each primary in its own order. `create.lua` writes
+        the hash and its TTL together."""
+        with redis_errors():
+            self._r.zadd(keys.session_jobs(record.session_id), {record.id: record.created_at})
         job_keys = [keys.job(record.id), self._index.active.key_for(record.id)]
-        args = [record.id, ttl, deadline, *_flat(CODEC.encode(record))]
-
-        def writes(pipe: redis.client.Pipeline) -> None:
-            pipe.zadd(keys.session_jobs(record.session_id), {record.id: record.created_at})
-            self._evalsha(pipe, "create", job_keys, args)
-
-        self._batch(writes, "create")
+        self._run("create", job_keys, [record.id, ttl, deadline, *_flat(CODEC.encode(record))])
 
     def count_live(self, tenant: str) -> int:
         return self._tenants.count(tenant)
@@ -110,16 +107,9 @@ class RedisJobStore(JobStore):
             tenant = as_text(self._r.hget(keys.job(job_id), "tenant") or "")
         owned = keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
         job_keys = [keys.job(job_id), self._index.active.key_for(job_id), *owned]
-        args = [job_id, self._ttl, keys.JOBS_ENDED, *_flat(values)]
-
-        def writes(pipe: redis.client.Pipeline) -> None:
-            """The job ends, then leaves its tenant's live jobs (another slot: what a crash between the two
-            leaves, an ended job's id, `TenantLiveJobs.prune` drops); an ended or gone job holds no slot, so
-            leaving is right whatever the script answers."""
-            self._evalsha(pipe, "finish", job_keys, args)
-            self._tenants.leave(pipe, tenant, [job_id])
-
-        outcome = self._batch(writes, "finish")[0]
+        outcome = self._run("finish", job_keys, [job_id, self._ttl, keys.JOBS_ENDED, *_flat(values)])
+        if tenant:  # then it leaves its tenant's live jobs, whatever the script answered: an ended job holds no
+            self._tenants.leave(tenant, [job_id])  # slot, and this repairs an earlier finish that crashed here
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
         if outcome == 1:
@@ -358,7 +348,7 @@ class RedisJobStore(JobStore):
                 pipe.zrem(self._index.active.key_for(job_id), job_id)
             for tenant in {tenant for tenant in tenants if tenant is not None}:
                 ids = [job_id for job_id, owner in zip(job_ids, tenants, strict=True) if owner == tenant]
-                self._tenants.leave(pipe, tenant, ids)
+                self._tenants.leave(tenant, ids, pipe)
             pipe.execute()
 
     def delete_session_jobs(self, session_id: str) -> None:

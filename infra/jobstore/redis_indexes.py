@@ -83,11 +83,13 @@ class TenantLiveJobs:
     def admit(self, tenant: str, job_id: str, max_live: int, now: float) -> bool:
         return bool(self._admit([keys.tenant_live_jobs(tenant)], [job_id, max_live, now]) == 1)
 
-    def leave(self, pipe: Any, tenant: str, job_ids: Iterable[str]) -> None:
-        """Queue the removal of ended or deleted jobs on `pipe`."""
+    def leave(self, tenant: str, job_ids: Iterable[str], pipe: Any = None) -> None:
+        """Ended or deleted jobs leave (queued on `pipe` when given). After a job's finish, so a crash in between
+        leaves an ended job's id, which `prune` drops."""
         ids = list(job_ids)
         if ids:
-            pipe.zrem(keys.tenant_live_jobs(tenant), *ids)
+            with redis_errors():
+                (pipe or self._r).zrem(keys.tenant_live_jobs(tenant), *ids)
 
     def count(self, tenant: str) -> int:
         with redis_errors():
