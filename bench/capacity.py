@@ -36,6 +36,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +49,7 @@ from bench.report import print_table, verdict  # noqa: E402
 from bench.soak_stack import SOAK_ENV, SoakStack, start_stack  # noqa: E402
 from extraction.strategies.mapreduce import ModelLimits  # noqa: E402
 from infra import keys  # noqa: E402
+from infra.slot_index import SlotIndex  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import ToolOutClient  # noqa: E402
 
@@ -77,12 +79,17 @@ def run_jobs(meter: Meter, client: ToolOutClient, handle: str, mode: str, n: int
     return measured(f"{mode}" + (f", {chunks} chunks" if chunks else ""), cost[0], meter, n, calls, wall)
 
 
+def active_jobs(client: Any) -> int:
+    """Live jobs over every copy of the active-jobs index (one per cluster slot in use)."""
+    return sum(int(client.zcard(key)) for key in SlotIndex(client, keys.JOBS_ACTIVE).copies())
+
+
 def settled(meter: Meter, timeout: float = 60) -> None:
     """Until no job is active and the broker's queues are empty: the leftovers are what a finished job keeps."""
     client = meter.redis
     queues = ("extract", "map", "reduce", "agent", "webhooks", "unacked")
     processes.wait_for(
-        lambda: client.zcard(keys.JOBS_ACTIVE) == 0 and sum(client.llen(q) for q in queues[:-1]) == 0,
+        lambda: active_jobs(client) == 0 and sum(client.llen(q) for q in queues[:-1]) == 0,
         timeout=timeout,
         interval=0.1,
     )

@@ -4,7 +4,7 @@ Used by `bench/capacity.py`. Every figure is a delta between two readings taken 
 counters kept by the thing itself, so other load on a shared machine does not inflate it:
 - Redis: `INFO commandstats` (every command, those run inside Lua scripts included), `INFO stats`
   (network bytes), `INFO memory` (used_memory) and `MEMORY USAGE` of every key, grouped into families
-  (`toolout:job:*:chunks`, …); the redis-server's own CPU time from /proc.
+  (`toolout:{*}:chunks`, …); the redis-server's own CPU time from /proc.
 - S3: moto's server (a process of its own, spoken to over HTTP as in production) logs one line per
   request; the lines written since the reading began are counted by method and kind.
 - API and workers: user + system CPU of each process tree from /proc, and the HTTP requests the
@@ -31,8 +31,10 @@ from toolout import processes
 
 S3_LINE = re.compile(r'"(GET|PUT|POST|DELETE|HEAD) (/[^ "]*) HTTP/1\.[01]" (\d{3})')
 """werkzeug's access line, the one moto's server writes per request."""
-ID = re.compile(r"(?<=:)(?:[0-9a-f]{8,}|[0-9a-f-]{36}|[A-Za-z0-9_-]{16,})(?=:|$)")
-"""An id inside a key (job, session, handle, task): replaced by `*` to name the key's family."""
+ID = re.compile(r"(?<=[:{])(?:[0-9a-f]{8,}|[0-9a-f-]{36}|[A-Za-z0-9_-]{16,})(?=[:}]|$)")
+"""An id inside a key (job, session, handle, task), bare or as a hash tag: replaced by `*` to name the key's family."""
+SLOT_TAG = re.compile(r"\{[0-9a-f]{1,5}\}")
+"""The tag of a per-slot index copy (`infra.slots`): every copy of one index is one family."""
 
 
 def s3_kind(method: str, path: str) -> str:
@@ -84,7 +86,7 @@ def family_delta(now: dict[str, tuple[int, int]], then: dict[str, tuple[int, int
 
 
 def family(key: str) -> str:
-    return ID.sub("*", key)
+    return SLOT_TAG.sub("{slot}", ID.sub("*", key))
 
 
 def families(client: redis.Redis) -> dict[str, tuple[int, int]]:

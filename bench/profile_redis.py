@@ -43,7 +43,9 @@ def key_kind(key: str) -> str:
     if key in SCRIPTS:
         return SCRIPTS[key]
     if key.startswith("toolout:"):
-        return "toolout:" + re.sub(r"[0-9a-f-]{36}", "*", key.removeprefix("toolout:")).split(":")[0]
+        rest = re.sub(r"[0-9a-f-]{36}", "*", key.removeprefix("toolout:"))
+        tagged = re.match(r"\{[^}]*\}:([^:]+)", rest)  # a job's or session's keys, or a per-slot index copy
+        return "toolout:{*}:" + tagged.group(1) if tagged else "toolout:" + rest.split(":")[0]
     if key.endswith((".j", ".t")) or key.startswith("celery-taskset-meta-"):
         return "result backend: chord " + (key.rsplit(".", 1)[-1] if key.endswith((".j", ".t")) else "group meta")
     if key.startswith("celery-task-meta-"):

@@ -33,7 +33,7 @@ def session_outputs(session_id: str) -> str:
 
 def session_jobs(session_id: str) -> str:
     """Sorted set: job id → created_at."""
-    return f"{PREFIX}:session:{session_id}:jobs"
+    return f"{PREFIX}:{{{session_id}}}:jobs"
 
 
 def session_aliases(session_id: str, space: str) -> str:
@@ -68,19 +68,20 @@ def retired_outputs(handle: str) -> str:
     return per_slot(RETIRED_OUTPUTS, handle)
 
 
+# --- jobs: every key of one job carries the tag {<job id>}, so a script sees them all on one primary --
 def job(job_id: str) -> str:
     """Hash: the JobRecord's fields; counters are updated in place with HINCRBY."""
-    return f"{PREFIX}:job:{job_id}"
+    return f"{PREFIX}:{{{job_id}}}:job"
 
 
 def job_chunks(job_id: str) -> str:
     """Hash: chunk index → map output; written with HSETNX so a redelivered task applies nothing twice."""
-    return f"{PREFIX}:job:{job_id}:chunks"
+    return f"{PREFIX}:{{{job_id}}}:chunks"
 
 
 def job_reduce(job_id: str, level: int) -> str:
     """Hash: group index → reduce output at one level of a recursive reduce."""
-    return f"{PREFIX}:job:{job_id}:reduce:{level}"
+    return f"{PREFIX}:{{{job_id}}}:reduce:{level}"
 
 
 def job_failures(job_id: str) -> str:
@@ -88,42 +89,48 @@ def job_failures(job_id: str) -> str:
 
     Checked by the same scripts that store outputs, so a part is settled once: as an output or as a failure.
     """
-    return f"{PREFIX}:job:{job_id}:failures"
+    return f"{PREFIX}:{{{job_id}}}:failures"
 
 
 def job_tasks(job_id: str) -> str:
     """Set: Celery task ids scheduled for the job (chord parts, chord bodies, agent), so a cancel can revoke them."""
-    return f"{PREFIX}:job:{job_id}:tasks"
+    return f"{PREFIX}:{{{job_id}}}:tasks"
 
 
 def job_fanin(job_id: str) -> str:
     """Hash: `<level>:expected` and `<level>:then` (the step after that level's parts), and `sent:<attempt>:<level>`
     claimed with HSETNX by the part that completes the level (its task id, so its redelivered message can take
     the step again): our own chord counter, one Lua step per part."""
-    return f"{PREFIX}:job:{job_id}:fanin"
+    return f"{PREFIX}:{{{job_id}}}:fanin"
 
 
 def job_keys(job_id: str, max_levels: int) -> list[str]:
-    """All keys a job owns (for TTLs and deletion)."""
+    """All keys a job owns (for TTLs and deletion); one slot, so one DEL removes them all."""
     levels = [job_reduce(job_id, level) for level in range(max_levels + 1)]
     return [job(job_id), job_chunks(job_id), job_failures(job_id), job_tasks(job_id), job_fanin(job_id), *levels]
 
 
-JOBS_ACTIVE = f"{PREFIX}:jobs:active"
-"""Sorted set: non-terminal job id → deadline (unix seconds); the watchdog scans it."""
+# Per-slot indexes the job scripts update together with the job (names for `per_slot` / `SlotIndex`: the copy
+# beside job `j` is `per_slot(JOBS_ACTIVE, j)`); readers of a whole index walk `SlotIndex(...).copies()`.
+JOBS_ACTIVE = "jobs:active"
+"""Index of sorted sets: non-terminal job id → deadline (unix seconds); the watchdog scans every copy."""
+
+USAGE_TOTALS = "metrics:usage"
+"""Index of hashes: `<tenant>\\x1f<model>\\x1f<calls|input_tokens|output_tokens|cost_usd>` → sum over the jobs of
+that slot since this Redis began, counted in the same Lua step as the job's own usage; `/metrics` sums the copies
+per tenant and model (no TTL)."""
+
+MODEL_USAGE_TOTALS = "metrics:model_usage"
+"""Index of hashes: `<tenant>\\x1f<model>\\x1f<stage>\\x1f<counter>` → every model call, under the model that
+answered it."""
+
+CHUNKS_FAILED_TOTAL = "metrics:chunks_failed"
+"""Index of hashes: stage (`map`, `reduce`) → chunks lost since this Redis began; `/metrics` sums the copies."""
 
 JOBS_ENDED = f"{PREFIX}:jobs:ended"
-"""Pub/sub channel: `finish.lua` publishes each job id as the job ends; API processes wake its long polls."""
+"""Pub/sub channel (not a key): `finish.lua` publishes each job id as the job ends; API processes wake its long
+polls. A cluster broadcasts a PUBLISH to every node, so a subscriber on any node hears every end."""
 
-USAGE_TOTALS = f"{PREFIX}:metrics:usage"
-"""Hash: `<tenant>\\x1f<model>\\x1f<calls|input_tokens|output_tokens|cost_usd>` → sum over every job since this Redis
-began, counted in the same Lua step as the job's own usage; what `/metrics` exposes per tenant and model (no TTL)."""
-
-MODEL_USAGE_TOTALS = f"{PREFIX}:metrics:model_usage"
-"""Hash: `<tenant>\\x1f<model>\\x1f<stage>\\x1f<counter>` → every model call, under the model that answered it."""
-
-CHUNKS_FAILED_TOTAL = f"{PREFIX}:metrics:chunks_failed"
-"""Hash: stage (`map`, `reduce`) → chunks lost since this Redis began; what `/metrics` exposes (no TTL)."""
 
 WATCHDOG_LOCK = f"{PREFIX}:watchdog:lock"
 """String with a TTL of one watchdog interval: the worker that sets it scans overdue jobs for that tick."""
@@ -160,8 +167,10 @@ API_KEYS = f"{PREFIX}:apikeys"
 
 
 def tenant_live_jobs(tenant: str) -> str:
-    """Set of the tenant's non-terminal job ids: added when a job is created, removed when it finishes."""
-    return f"{PREFIX}:tenant:{tenant}:jobs:live"
+    """Sorted set: the tenant's non-terminal job id → when it was admitted (unix seconds). Its own tag: the
+    admission script touches only this key; a job joins it before its own keys are written and leaves it after
+    its finish (`RedisJobStore`)."""
+    return f"{PREFIX}:{{tenant:{tenant}}}:jobs:live"
 
 
 def idempotency(tenant: str, key_digest: str) -> str:

@@ -4,10 +4,10 @@ A reduce stage that is never sent (a map task lost with its worker, so its level
 fan-in's counts lost while Redis was down), a SIGKILLed worker's unacked tasks (Redis hands them out again only after
 `visibility_timeout_seconds`, an hour by default), a start message lost with the broker: each
 leaves a live job nobody works on. Every `watchdog_interval_seconds` one worker — whichever takes
-that tick's Redis lock — looks at the jobs in `JOBS_ACTIVE` past their deadline and, decided
-atomically in Redis, re-submits each (`start_extraction` is idempotent: stored map and reduce
-outputs are reused, so only lost work is redone; a read-grep agent starts over) with a new
-deadline, until `job_max_attempts`; then it fails the job with a reason, through `workers.outcomes`.
+that tick's Redis lock — looks at the jobs past their deadline in the active-jobs index (every per-slot
+copy of it: `JobStore.overdue`) and, decided atomically in Redis, re-submits each (`start_extraction` is
+idempotent: stored map and reduce outputs are reused, so only lost work is redone; a read-grep agent starts
+over) with a new deadline, until `job_max_attempts`; then it fails the job with a reason, through `workers.outcomes`.
 If the old tasks were only slow, not lost, both runs proceed: HSETNX lets one store each output,
 and the job's terminal transition happens once.
 

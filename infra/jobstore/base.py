@@ -43,7 +43,8 @@ class JobStore(Protocol):
     # --- lifecycle ----------------------------------------------------------------------------
     def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
         """Write a new live job with its deadline; with `max_live` > 0, `TooManyRequests` when its
-        tenant already has that many live jobs (admission and creation are one atomic step)."""
+        tenant already has that many live jobs (admission is one atomic step: concurrent creates never
+        admit more than `max_live`; a refused job is never written)."""
         ...
 
     def create_finished(self, record: JobRecord) -> JobRecord:

@@ -3,6 +3,11 @@
 Transitions to a terminal state and every counted result go through the scripts in `lua/`, so a
 redelivered task or a late worker can neither apply a chunk twice nor overwrite a job that was
 already finished or canceled. The hash's fields are derived from `JobRecord` (`infra.redis_hash`).
+
+Cluster-ready: every key of a job is tagged `{<job id>}` and each script touches only those and the per-slot
+index copies on the same slot (`infra.jobstore.redis_indexes`). What spans slots (the tenant's live jobs, the
+session's job list) is a separate step, ordered so a crash between steps leaves only what a reader skips or
+`TenantLiveJobs.prune` repairs.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from infra.jobstore.model import (
     ended,
 )
 from infra.jobstore.model_calls import ModelUsageTotal, job_model_usage, totals_from_fields
+from infra.jobstore.redis_indexes import JobIndexes, TenantLiveJobs
 from infra.jobstore.scripts import CODEC, SCRIPTS, TOTALS_SEPARATOR, script_source, usage_args
 from infra.redis_client import redis_errors, text_list, text_map
 from infra.redis_client import text as as_text
@@ -44,6 +50,8 @@ class RedisJobStore(JobStore):
         self._ttl = ttl_seconds
         self._deadline = deadline_seconds
         self._lua = {name: client.register_script(script_source(name)) for name in SCRIPTS}
+        self._index = JobIndexes(client)
+        self._tenants = TenantLiveJobs(client, lambda keys_, args: self._run("admit", keys_, args))
 
     def _run(self, script: str, keys_: list[str], args: list[Any]) -> Any:
         with redis_errors():
@@ -51,48 +59,36 @@ class RedisJobStore(JobStore):
 
     # --- lifecycle ----------------------------------------------------------------------------
     def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
+        """Three steps, each on its own slot: the tenant admits the job (the cap, atomic), the session lists it,
+        then the job is written and indexed as live. A crash after admission leaves the tenant an id with no
+        job (`TenantLiveJobs` repairs it); after the listing, a session entry with no job (listings skip it,
+        the session's deletion removes it). No crash leaves a live job that its tenant or session misses."""
         record = admitted(record, self._deadline)
-        if self._admit(record, max_live) or (self._prune_live(record.tenant) and self._admit(record, max_live)):
-            return record
-        raise too_many_requests(record.tenant, max_live)
-
-    def _admit(self, record: JobRecord, max_live: int) -> bool:
-        job_keys = [
-            keys.job(record.id),
-            keys.JOBS_ACTIVE,
-            keys.session_jobs(record.session_id),
-            keys.tenant_live_jobs(record.tenant),
-        ]
-        timing = [self._ttl + self._deadline, record.deadline_at, record.created_at]
-        return bool(self._run("create", job_keys, [record.id, max_live, *timing, *_flat(CODEC.encode(record))]) == 1)
+        tenant, now = record.tenant, self._clock()
+        if not self._tenants.admit(tenant, record.id, max_live, now) and not (
+            self._tenants.prune(tenant, now) and self._tenants.admit(tenant, record.id, max_live, now)
+        ):
+            raise too_many_requests(tenant, max_live)
+        self._write(record, self._ttl + self._deadline, record.deadline_at)
+        return record
 
     def create_finished(self, record: JobRecord) -> JobRecord:
         check_finished(record)
-        fields: dict[Any, Any] = CODEC.encode(record)
-        with redis_errors():
-            pipe = self._r.pipeline()  # MULTI/EXEC: the job and its place in the session appear together
-            pipe.hset(keys.job(record.id), mapping=fields)
-            pipe.expire(keys.job(record.id), self._ttl)
-            pipe.zadd(keys.session_jobs(record.session_id), {record.id: record.created_at})
-            pipe.execute()
+        self._write(record, self._ttl, "")
         self.notify_finished(record.id)
         return record
 
-    def _prune_live(self, tenant: str) -> bool:
-        """Drop ids of jobs that no longer exist or already ended (deleted, expired); True if any went."""
-        live_key = keys.tenant_live_jobs(tenant)
+    def _write(self, record: JobRecord, ttl: int, deadline: float | str) -> None:
+        """List the job in its session, then write it (indexed as live unless `deadline` is ''): two round trips,
+        not one pipeline, since a cluster pipeline sends to each primary in its own order. `create.lua` writes
+        the hash and its TTL together."""
         with redis_errors():
-            ids = text_list(self._r.smembers(live_key))
-            pipe = self._r.pipeline()
-            for job_id in ids:
-                pipe.hget(keys.job(job_id), "status")
-            statuses = pipe.execute()
-            stale = [job_id for job_id, status in zip(ids, statuses, strict=True) if ended(status)]
-            return bool(stale) and bool(self._r.srem(live_key, *stale))
+            self._r.zadd(keys.session_jobs(record.session_id), {record.id: record.created_at})
+        job_keys = [keys.job(record.id), self._index.active.key_for(record.id)]
+        self._run("create", job_keys, [record.id, ttl, deadline, *_flat(CODEC.encode(record))])
 
     def count_live(self, tenant: str) -> int:
-        with redis_errors():
-            return int(self._r.scard(keys.tenant_live_jobs(tenant)))
+        return self._tenants.count(tenant)
 
     def get(self, job_id: str, tenant: str | None = None) -> JobRecord:
         with redis_errors():
@@ -110,8 +106,10 @@ class RedisJobStore(JobStore):
         with redis_errors():
             tenant = as_text(self._r.hget(keys.job(job_id), "tenant") or "")
         owned = keys.job_keys(job_id, MAX_REDUCE_LEVELS)[1:]
-        job_keys = [keys.job(job_id), keys.JOBS_ACTIVE, keys.tenant_live_jobs(tenant), *owned]
+        job_keys = [keys.job(job_id), self._index.active.key_for(job_id), *owned]
         outcome = self._run("finish", job_keys, [job_id, self._ttl, keys.JOBS_ENDED, *_flat(values)])
+        if tenant:  # then it leaves its tenant's live jobs, whatever the script answered: an ended job holds no
+            self._tenants.leave(tenant, [job_id])  # slot, and this repairs an earlier finish that crashed here
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
         if outcome == 1:
@@ -129,15 +127,15 @@ class RedisJobStore(JobStore):
 
     def retry_overdue(self, job_id: str, *, now: float, max_attempts: int) -> OverdueAction:
         args = [job_id, now, now + self._deadline, max_attempts]
-        return OverdueAction(as_text(self._run("retry_overdue", [keys.job(job_id), keys.JOBS_ACTIVE], args)))
+        job_keys = [keys.job(job_id), self._index.active.key_for(job_id)]
+        return OverdueAction(as_text(self._run("retry_overdue", job_keys, args)))
 
     def overdue(self, now: float | None = None, limit: int = 100) -> list[str]:
-        with redis_errors():
-            return text_list(self._r.zrangebyscore(keys.JOBS_ACTIVE, 0, now or self._clock(), start=0, num=limit))
+        """Read from every copy of the active-jobs index (one per slot in use)."""
+        return self._index.overdue(self._clock() if now is None else now, limit)
 
     def count_active(self) -> int:
-        with redis_errors():
-            return int(self._r.zcard(keys.JOBS_ACTIVE))
+        return self._index.count_active()
 
     def add_task_ids(self, job_id: str, task_ids: list[str]) -> None:
         if not task_ids:
@@ -233,7 +231,8 @@ class RedisJobStore(JobStore):
         return list(pipe.execute())
 
     def _evalsha(self, pipe: redis.client.Pipeline, script: str, keys_: list[str], args: list[Any]) -> None:
-        pipe.evalsha(self._lua[script].sha, len(keys_), *keys_, *args)
+        """Spelled as a raw command: a cluster pipeline refuses `pipe.evalsha` but routes EVALSHA by its keys."""
+        pipe.execute_command("EVALSHA", self._lua[script].sha, len(keys_), *keys_, *args)  # type: ignore[no-untyped-call]
 
     def chunk_outputs(self, job_id: str) -> dict[int, str]:
         return self._parts(keys.job_chunks(job_id))
@@ -243,7 +242,8 @@ class RedisJobStore(JobStore):
 
     def record_failure(self, job_id: str, failure: FailedRange, usage: Usage | None = None) -> bool:
         parts = keys.job_chunks(job_id) if failure.level == 0 else keys.job_reduce(job_id, failure.level)
-        job_keys = [keys.job(job_id), parts, keys.job_failures(job_id), keys.CHUNKS_FAILED_TOTAL, keys.USAGE_TOTALS]
+        indexes = [self._index.chunks_failed.key_for(job_id), self._index.usage.key_for(job_id)]
+        job_keys = [keys.job(job_id), parts, keys.job_failures(job_id), *indexes]
         args = [
             failure.index,
             _failure_field(failure.level, failure.index),
@@ -259,8 +259,7 @@ class RedisJobStore(JobStore):
         return bool(outcome == 1)
 
     def failed_chunk_counts(self) -> dict[str, int]:
-        with redis_errors():
-            counts = text_map(self._r.hgetall(keys.CHUNKS_FAILED_TOTAL))
+        counts = self._index.summed(self._index.chunks_failed)
         return {stage: int(counts.get(stage, 0)) for stage in ("map", "reduce")}
 
     def reduce_output(self, job_id: str, level: int, group: int) -> str | None:
@@ -276,11 +275,10 @@ class RedisJobStore(JobStore):
             return {int(k): v for k, v in text_map(self._r.hgetall(key)).items()}
 
     def add_usage(self, job_id: str, usage: Usage) -> None:
-        self._run("add_usage", [keys.job(job_id), keys.USAGE_TOTALS], usage_args(usage))
+        self._run("add_usage", [keys.job(job_id), self._index.usage.key_for(job_id)], usage_args(usage))
 
     def usage_totals(self) -> list[UsageTotal]:
-        with redis_errors():
-            fields = text_map(self._r.hgetall(keys.USAGE_TOTALS))
+        fields = self._index.summed(self._index.usage)
         owners: dict[tuple[str, str], dict[str, str]] = {}
         for field, value in fields.items():
             tenant, model, name = field.rsplit(TOTALS_SEPARATOR, 2)
@@ -300,11 +298,10 @@ class RedisJobStore(JobStore):
     ) -> None:
         noted = fallback.model_dump_json() if fallback is not None else ""
         args = [stage, model, *usage_args(usage), noted, MAX_FALLBACKS_KEPT]
-        self._run("count_model_call", [keys.job(job_id), keys.MODEL_USAGE_TOTALS], args)
+        self._run("count_model_call", [keys.job(job_id), self._index.model_usage.key_for(job_id)], args)
 
     def model_usage_totals(self) -> list[ModelUsageTotal]:
-        with redis_errors():
-            return totals_from_fields(text_map(self._r.hgetall(keys.MODEL_USAGE_TOTALS)))
+        return totals_from_fields(self._index.summed(self._index.model_usage))
 
     def note_waiting(self, job_id: str, delta: int, seconds: float = 0.0) -> None:
         self._run("note_waiting", [keys.job(job_id)], [delta, repr(seconds)])
@@ -319,7 +316,7 @@ class RedisJobStore(JobStore):
         self, key: str, job_id: str, part: tuple[int, int], text: str, usage: Usage, counter: str
     ) -> tuple[list[str], list[Any]]:
         level, index = part
-        job_keys = [keys.job(job_id), key, keys.job_failures(job_id), keys.USAGE_TOTALS]
+        job_keys = [keys.job(job_id), key, keys.job_failures(job_id), self._index.usage.key_for(job_id)]
         return job_keys, [
             index,
             text,
@@ -342,16 +339,18 @@ class RedisJobStore(JobStore):
             return None
 
     def delete(self, job_ids: list[str]) -> None:
+        """Each job's keys and its active entry (one slot), then its place among its tenant's live jobs."""
         if not job_ids:
             return
-        tenants = self._tenants(job_ids)
+        tenants = self._tenants_of(job_ids)
         with redis_errors():
-            pipe = self._r.pipeline()
-            for job_id, tenant in zip(job_ids, tenants, strict=True):
-                pipe.delete(*keys.job_keys(job_id, MAX_REDUCE_LEVELS))
-                pipe.zrem(keys.JOBS_ACTIVE, job_id)
-                if tenant is not None:
-                    pipe.srem(keys.tenant_live_jobs(tenant), job_id)
+            pipe = self._r.pipeline(transaction=False)
+            for job_id in job_ids:
+                pipe.execute_command("DEL", *keys.job_keys(job_id, MAX_REDUCE_LEVELS))  # type: ignore[no-untyped-call]
+                pipe.zrem(self._index.active.key_for(job_id), job_id)
+            for tenant in {tenant for tenant in tenants if tenant is not None}:
+                ids = [job_id for job_id, owner in zip(job_ids, tenants, strict=True) if owner == tenant]
+                self._tenants.leave(tenant, ids, pipe)
             pipe.execute()
 
     def delete_session_jobs(self, session_id: str) -> None:
@@ -361,9 +360,9 @@ class RedisJobStore(JobStore):
         with redis_errors():
             self._r.delete(keys.session_jobs(session_id))
 
-    def _tenants(self, job_ids: list[str]) -> list[str | None]:
+    def _tenants_of(self, job_ids: list[str]) -> list[str | None]:
         with redis_errors():
-            pipe = self._r.pipeline()
+            pipe = self._r.pipeline(transaction=False)
             for job_id in job_ids:
                 pipe.hget(keys.job(job_id), "tenant")
             return [None if tenant is None else as_text(tenant) for tenant in pipe.execute()]

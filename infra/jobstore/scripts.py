@@ -24,6 +24,7 @@ USAGE_COUNTS = [name for name, info in Usage.model_fields.items() if info.annota
 USAGE_COST = "cost_usd"
 
 SCRIPTS = (
+    "admit",
     "create",
     "finish",
     "record_part",

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-import uuid
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from extraction.documents.stats import DocumentStats
 from extraction.errors import NotFound
+from infra.slots import draw_id
 
 DEFAULT_TENANT = "dev"
 
@@ -84,8 +84,9 @@ def session_prefix(session_id: str) -> str:
 
 
 def new_id() -> str:
-    """Session ids and handles are random UUID4s: unguessable, and valid blob-key segments."""
-    return str(uuid.uuid4())
+    """Session ids, handles and job ids are random UUID4s (unguessable, valid blob-key segments), drawn so their keys
+    land on one of the 256 slots that hold the per-slot index copies (`infra.slots.draw_id`)."""
+    return draw_id()
 
 
 def session_not_found(session_id: str) -> NotFound:

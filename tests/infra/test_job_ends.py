@@ -57,13 +57,22 @@ def test_other_jobs_ends_wake_no_one_and_every_watcher_of_a_job_wakes() -> None:
     assert ends.watching() == 0
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.integration])])
+SERVER = [pytest.mark.redis, pytest.mark.integration]
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=SERVER), pytest.param("cluster", marks=SERVER)])
 def stores(request: pytest.FixtureRequest) -> Any:
+    """On a cluster the feed subscribes on one node and hears ends published on any: PUBLISH is broadcast."""
     if request.param == "memory":
         built = memory_stores(api_settings("memory://", "memory://"), None)  # type: ignore[arg-type]
-    else:
+    elif request.param == "redis":
         settings = api_settings(request.getfixturevalue("redis_url"), "memory://")
         request.getfixturevalue("redis_client")  # flushed db
+        built = redis_stores(settings, None)  # type: ignore[arg-type]
+    else:
+        cluster = request.getfixturevalue("redis_cluster")
+        request.getfixturevalue("redis_cluster_client")  # flushed primaries
+        settings = api_settings(cluster.url, "memory://", redis_cluster=True, broker_url="memory://")
         built = redis_stores(settings, None)  # type: ignore[arg-type]
     yield built
     built.close()

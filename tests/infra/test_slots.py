@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import cast
 
 import redis
@@ -9,7 +10,7 @@ from redis.cluster import RedisCluster
 from redis.crc import key_slot as redis_py_key_slot
 
 from infra.slot_index import SlotIndex
-from infra.slots import SLOTS, generate_slot_tags, key_slot, same_slot_tag, slot_tag
+from infra.slots import INDEX_STRIDE, SLOTS, draw_id, generate_slot_tags, key_slot, same_slot_tag, slot_tag
 
 
 def test_every_shipped_tag_lands_on_its_slot() -> None:
@@ -45,3 +46,16 @@ def test_a_slot_index_registers_each_copy_it_writes_and_reads_them_all(redis_clu
         client.zadd(key, {"x": 1.0})
     assert set(index.copies()) == written
     assert sorted(key_slot(key) for key in index.copies()) == [key_slot(key) for key in index.copies()]
+
+
+def test_drawn_ids_are_uuid4s_on_the_256_index_slots_only() -> None:
+    ids = [draw_id() for _ in range(3000)]
+    slots = {key_slot("{" + drawn + "}") for drawn in ids}
+    assert all(uuid.UUID(drawn).version == 4 for drawn in ids) and len(set(ids)) == len(ids)
+    assert all(slot % INDEX_STRIDE == 0 for slot in slots) and len(slots) > 200  # 256 possible, ~245 expected
+
+
+def test_a_slot_index_over_drawn_ids_writes_at_most_256_copies(redis_cluster_client: RedisCluster) -> None:
+    index = SlotIndex(cast(redis.Redis, redis_cluster_client), "jobs:active")
+    written = {index.key_for(draw_id()) for _ in range(2000)}
+    assert len(written) <= SLOTS // INDEX_STRIDE == 256 and len(list(index.copies())) == len(written)

@@ -31,7 +31,7 @@ local function add_usage(hash, field_of, usage)
   end
 end
 
--- Count usage on the job and, under the job's tenant and model, in the store-wide totals hash.
+-- Count usage on the job and, under the job's tenant and model, in the usage totals (the copy on the job's slot).
 local function count_usage(job, totals, usage)
   local owner = (redis.call('HGET', job, F.tenant) or '') .. TOTALS.separator
     .. (redis.call('HGET', job, F.model) or '') .. TOTALS.separator

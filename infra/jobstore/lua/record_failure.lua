@@ -1,5 +1,5 @@
 -- Record once that a part (a chunk, or a reduce group) of a live job could not be read.
--- KEYS: job, the part's outputs hash, failures hash, store-wide failed-chunks hash, usage totals.
+-- KEYS: job, the part's outputs hash, failures hash, the failed-chunks and usage-totals copies of its slot.
 -- ARGV: index in the outputs hash, failure field ('<level>:<index>'), the FailedRange JSON, chunks it loses,
 -- stage ('map' | 'reduce'), ttl, then the failed attempts' usage (counters, cost).
 -- Returns -1 unknown job, 0 ended or already settled (an output, or this failure, is stored), 1 recorded.

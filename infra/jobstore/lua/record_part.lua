@@ -1,5 +1,5 @@
 -- Store a map/reduce output once and count it, on the job and in the usage totals.
--- KEYS: job, parts hash, failures hash, usage totals.
+-- KEYS: job, parts hash, failures hash, the usage-totals copy of its slot.
 -- ARGV: index, text, counter field ('' = none), ttl, the part's failure field ('<level>:<index>'),
 -- then its usage (counters, cost).
 -- Returns -1 unknown job, 0 already settled (stored, or recorded as failed), 1 stored.

@@ -1,4 +1,4 @@
--- Decide once what happens to a job past its deadline. KEYS: job, active set.
+-- Decide once what happens to a job past its deadline. KEYS: job, the active-jobs copy of its slot.
 -- ARGV: id, now, new deadline, max attempts. Returns 'retry', 'give_up' or 'skip' (OverdueAction).
 if job_ended(KEYS[1]) then
   redis.call('ZREM', KEYS[2], ARGV[1])

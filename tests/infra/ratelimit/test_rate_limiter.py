@@ -1,4 +1,5 @@
-"""Provider limits paced before each model call: the GCRA limiter on Redis and in memory, and the pacer."""
+"""Provider limits paced before each model call: the GCRA limiter on Redis (one, or a cluster: one key per model,
+so its script touches one slot) and in memory, and the pacer."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pytest
 from infra.ratelimit import MemoryRateLimiter, RateLimit, RateLimiter, RedisRateLimiter
 from infra.ratelimit.pacing import CallScope, Pacer, call_scope, request_tokens
 
-KINDS = ["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.integration])]
+SERVER = [pytest.mark.redis, pytest.mark.integration]
+KINDS = ["memory", pytest.param("redis", marks=SERVER), pytest.param("cluster", marks=SERVER)]
+REDIS_FIXTURES = {"redis": "redis_client", "cluster": "redis_cluster_client"}
 
 
 class FakeClock:
@@ -23,9 +26,10 @@ class FakeClock:
 
 @pytest.fixture(params=KINDS)
 def limiter(request: pytest.FixtureRequest) -> RateLimiter:
-    if request.param == "redis":
-        client = request.getfixturevalue("redis_client")
-        client.delete("toolout:ratelimit:m", "toolout:ratelimit:m2")
+    if request.param in REDIS_FIXTURES:
+        client = request.getfixturevalue(REDIS_FIXTURES[request.param])
+        for key in ("toolout:ratelimit:m", "toolout:ratelimit:m2"):  # one DEL per key: they are on two slots
+            client.delete(key)
         return RedisRateLimiter(client, burst_seconds=1.0)
     return MemoryRateLimiter(burst_seconds=1.0)
 

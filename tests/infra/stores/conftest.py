@@ -1,4 +1,5 @@
-"""Each store contract runs on both implementations: Redis (a real server, db 15) and the in-memory twin.
+"""Each store contract runs on every implementation: the in-memory twin, Redis (a real server, db 15) and the same
+Redis stores on a local 3-primary Redis Cluster, where a script or transaction whose keys span two slots fails.
 
 Time is a `Clock` the test moves: the in-memory twins read it directly; for Redis, moving it also
 shortens every key's TTL by the same amount, so expiry is tested without sleeping through a TTL.
@@ -23,9 +24,10 @@ KINDS = ["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.i
 """The Redis leg needs a server (its `redis_client` is asked for at run time, so the mark is explicit)."""
 
 KINDS_WITH_CLUSTER = [*KINDS, pytest.param("cluster", marks=[pytest.mark.redis, pytest.mark.integration])]
-"""Stores laid out for a Redis Cluster also run on a local 3-primary one (`redis_cluster_client`): a script or
-transaction whose keys span two slots fails there with CROSSSLOT. A module opts in with
-`kind = kind_fixture(KINDS_WITH_CLUSTER)` (its `kind`, and every store fixture built on it, then takes the cluster)."""
+"""Every store is laid out for a Redis Cluster (`infra.keys`), so every contract also runs on one."""
+
+REDIS_FIXTURES = {"redis": "redis_client", "cluster": "redis_cluster_client"}
+"""The client fixture of each kind that has a server."""
 
 
 @dataclass
@@ -45,8 +47,9 @@ class Clock:
 
 
 def _age_keys(client: redis.Redis, ms: int) -> None:
-    """Shorten every key's TTL by `ms` (a key whose TTL runs out is deleted at once)."""
-    for key in client.scan_iter(count=1000):
+    """Shorten every key's TTL by `ms` (a key whose TTL runs out is deleted at once). On a cluster client
+    `scan_iter` walks every primary, and each key's commands go to the primary that owns it."""
+    for key in list(client.scan_iter(count=1000)):
         ttl = client.pttl(key)
         if ttl is not None and ttl > 0:
             if ttl <= ms:
@@ -65,12 +68,12 @@ def kind_fixture(kinds: list[Any]) -> Any:
     return kind
 
 
-kind = kind_fixture(KINDS)
+kind = kind_fixture(KINDS_WITH_CLUSTER)
 
 
 @pytest.fixture()
 def clock(kind: str, request: pytest.FixtureRequest) -> Clock:
-    fixture = {"redis": "redis_client", "cluster": "redis_cluster_client"}.get(kind)
+    fixture = REDIS_FIXTURES.get(kind)
     return Clock(client=request.getfixturevalue(fixture) if fixture else None)
 
 

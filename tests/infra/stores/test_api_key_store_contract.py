@@ -9,9 +9,6 @@ import pytest
 from extraction.errors import InvalidInput, NotFound
 from infra.apikeys import ApiKeyInfo, ApiKeyStore
 from infra.apikeys.base import KEY_PREFIX
-from tests.infra.stores.conftest import KINDS_WITH_CLUSTER, kind_fixture
-
-kind = kind_fixture(KINDS_WITH_CLUSTER)
 
 CONFIGURED_KEY = "configured-key-for-ops"
 

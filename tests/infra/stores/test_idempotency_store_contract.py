@@ -6,9 +6,7 @@ import pytest
 
 from infra.errors import IdempotencyKeyInUse, IdempotencyKeyReused
 from infra.idempotency import IdempotencyStore, Lease, StoredResponse, fingerprint
-from tests.infra.stores.conftest import KINDS_WITH_CLUSTER, Clock, kind_fixture
-
-kind = kind_fixture(KINDS_WITH_CLUSTER)
+from tests.infra.stores.conftest import Clock
 
 RESPONSE = StoredResponse(202, '{"id": "j1"}', {"location": "/v1/extractions/j1"})
 

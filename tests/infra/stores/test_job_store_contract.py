@@ -1,4 +1,4 @@
-"""The `JobStore` promises, on Redis and on the in-memory twin alike."""
+"""The `JobStore` promises, on Redis, on a Redis Cluster and on the in-memory twin alike."""
 
 from __future__ import annotations
 

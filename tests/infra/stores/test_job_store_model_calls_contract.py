@@ -1,4 +1,4 @@
-"""Model calls per model, fallbacks and waiting for provider limits: the same on Redis and in memory."""
+"""Model calls per model, fallbacks and waiting for provider limits: the same on Redis, a cluster and in memory."""
 
 from __future__ import annotations
 

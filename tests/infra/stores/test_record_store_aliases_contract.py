@@ -8,10 +8,8 @@ import pytest
 
 from extraction.errors import NotFound
 from infra.records import OutputRecord, RecordStore, Space, new_id
-from tests.infra.stores.conftest import KINDS_WITH_CLUSTER, Clock, kind_fixture
+from tests.infra.stores.conftest import Clock
 from tests.infra.stores.test_record_store_contract import output
-
-kind = kind_fixture(KINDS_WITH_CLUSTER)
 
 
 def named(session_id: str, name: str, tenant: str = "dev") -> OutputRecord:

@@ -7,9 +7,7 @@ import pytest
 from extraction.documents.stats import measure
 from extraction.errors import NotFound
 from infra.records import OutputRecord, RecordStore, blob_key, new_id
-from tests.infra.stores.conftest import KINDS_WITH_CLUSTER, Clock, kind_fixture
-
-kind = kind_fixture(KINDS_WITH_CLUSTER)
+from tests.infra.stores.conftest import Clock
 
 
 def output(session_id: str, tenant: str = "dev") -> OutputRecord:

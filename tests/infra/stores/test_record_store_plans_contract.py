@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from infra.records import RecordStore
 from infra.records.base import MAX_PLANS
-from tests.infra.stores.conftest import KINDS_WITH_CLUSTER, kind_fixture
 from tests.infra.stores.test_record_store_contract import output
-
-kind = kind_fixture(KINDS_WITH_CLUSTER)
 
 
 def test_a_plan_is_kept_per_output_and_key(records: RecordStore) -> None:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from infra.resultcache import MAX_SOURCES, ResultCache
-from tests.infra.stores.conftest import KINDS_WITH_CLUSTER, Clock, kind_fixture
-
-kind = kind_fixture(KINDS_WITH_CLUSTER)
+from tests.infra.stores.conftest import Clock
 
 
 def offer(cache: ResultCache, clock: Clock, key: str, *sources: tuple[str, str]) -> None:
