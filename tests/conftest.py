@@ -51,9 +51,18 @@ SERVER_FIXTURES = {
         "model_faults_stack",
         "multihost_stack",
         "sentinel_stack",
+        "cluster_stack",
     },
     # runs Celery workers as processes: what CI's RabbitMQ leg runs again (`make test-rabbitmq`)
-    "celery": {"local_stack", "s3_stack", "tight_stack", "stack", "faults_stack", "model_faults_stack"},
+    "celery": {
+        "local_stack",
+        "s3_stack",
+        "tight_stack",
+        "stack",
+        "faults_stack",
+        "model_faults_stack",
+        "cluster_stack",
+    },
 }
 
 

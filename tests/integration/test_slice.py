@@ -7,11 +7,19 @@ import httpx
 import pytest
 
 from extraction.texts.results import unknown_handle_text
+from tests.fixtures.redis_cluster import LocalCluster
 from tests.fixtures.stack import Stack
 from toolout import datasets
 from toolout.client import ToolOutAPIError
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["local", "s3", "cluster"])
+def stack(request: pytest.FixtureRequest) -> Stack:
+    """The slice on each blob store, and with its state on a 3-primary Redis Cluster (issue 22)."""
+    return request.getfixturevalue(f"{request.param}_stack")
+
 
 FILLER = "".join(
     f"2026-11-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z INFO inventory[3] synced batch {i} of catalog\n"
@@ -136,3 +144,10 @@ def test_auto_queries_a_20_mb_json_array_with_sql(stack: Stack) -> None:
     assert order.needle in job["result"] and "card declined" in job["result"]
     assert job["usage"]["input_tokens"] <= 20_000 and job["query_tables"][0].startswith("records (")
     assert len(job["queries"]) == 1 and "ILIKE '%ord-77731%'" in job["queries"][0]
+
+
+def test_the_cluster_is_sound_after_the_slice(redis_cluster: LocalCluster) -> None:
+    """What an operator runs after a deploy: every slot covered, every node agreeing on the slot map."""
+    check = redis_cluster.cluster_check()
+    assert check.returncode == 0 and "[OK] All 16384 slots covered." in check.stdout, check.stdout + check.stderr
+    assert "[ERR]" not in check.stdout and "[WARNING]" not in check.stdout, check.stdout
