@@ -1,6 +1,6 @@
 """Run every benchmark in sequence (what `make bench` calls) and summarise how each one ended.
 
-    python bench/run_all.py [--quick] [--only stats,grep,service,variables,fanout,capacity,quality]
+    python bench/run_all.py [--quick] [--only stats,grep,service,variables,fanout,capacity,quality,index_walk]
 
 Each bench runs in its own interpreter, one after the other (they would compete for the same
 cores), prints its own table with targets and PASS/MISS, and is measured against a baseline taken
@@ -10,7 +10,7 @@ to check that everything still runs (about 6 minutes, most of it the service sta
 not the numbers to quote.
 
 Exit status: 0 when every bench exited 0; otherwise 1 (bench_grep, bench_service, bench_variables,
-bench_fanout and capacity exit 1 when a target is missed, quality when the query strategy gets an exact
+bench_fanout, capacity and index_walk exit 1 when a target is missed, quality when the query strategy gets an exact
 answer wrong; any bench exits non-zero when it crashes — its output above says which).
 """
 
@@ -36,6 +36,7 @@ FULL = {
     "fanout": ["bench_fanout.py"],
     "capacity": ["capacity.py"],
     "quality": ["quality.py"],
+    "index_walk": ["index_walk.py"],
 }
 QUICK = {
     "stats": ["bench_stats.py", "--mb", "20", "--stream-mb", "200", "--repeat", "1"],
@@ -45,6 +46,7 @@ QUICK = {
     "fanout": ["bench_fanout.py", "--runs-0ms", "2", "--runs-500ms", "1"],
     "capacity": ["capacity.py", "--quick"],
     "quality": ["quality.py", "--quick"],
+    "index_walk": ["index_walk.py", "--jobs", "10000"],
 }
 
 
