@@ -3,7 +3,9 @@
 The gate also opens the call's scope for the pacer (`infra.ratelimit.pacing`): a call waiting for its turn
 under its model's provider limits shows as `calls_waiting` on the job, not as a failure; and once the call
 is answered it is counted under the model that answered it (`JobStore.count_model_call`), with the
-fallback it took, if any.
+fallback it took, if any. A map's gate keeps its counts (`defer_counts`) for the map to write with its
+output in one round trip (`JobStore.record_chunk_and_settle`): at 0 ms per model call a job is all such
+fixed costs, and a round trip per call was one more GIL hand-off per map in a busy worker.
 
 Wrapping the job's `LLM` (instead of sprinkling checks through the steps) puts the check exactly
 between LLM calls — between the attempts of one map, between agent turns, before each reduce —
@@ -14,14 +16,14 @@ the steps already turn into the job's ending through `workers.outcomes`.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from extraction.errors import ExtractionError
 from extraction.protocols import LLM, LLMReply, Message
 from infra import tracing
 from infra.errors import LLMBudgetExhausted
-from infra.jobstore import JobRecord, JobStore, ModelFallback
+from infra.jobstore import JobRecord, JobStore, ModelCall, ModelFallback
 from infra.ratelimit.pacing import CallScope, call_scope, request_tokens
 from workers.runtime import Runtime, stage_llm
 
@@ -39,6 +41,8 @@ class GatedLLM:
     """An `LLM` that reserves one call of the job's budget (atomically, in Redis) before each call.
 
     `reserved` calls were reserved already (a map reserves its first with the read it starts with).
+    With `defer_counts`, answered calls wait in `counts` until the owner takes them (`take_counts`, to write
+    them with its output) or has them written (`flush_counts`, on any other way out).
     """
 
     llm: LLM
@@ -48,6 +52,8 @@ class GatedLLM:
     reserved: int = 0
     stage: str = "map"
     encoding: str = "o200k_base"
+    defer_counts: bool = False
+    counts: list[ModelCall] = field(default_factory=list)
 
     def complete(
         self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None
@@ -73,7 +79,21 @@ class GatedLLM:
         if answered != first:
             fallback = ModelFallback(stage=self.stage, model=first, answered_by=answered, attempts=len(scope.attempted))
             log.warning("job %s: %s call answered by fallback %s (%s failed)", self.job_id, self.stage, answered, first)
-        self.jobs.count_model_call(self.job_id, self.stage, answered, reply.usage, fallback)
+        call = ModelCall(self.stage, answered, reply.usage, fallback)
+        if self.defer_counts:
+            self.counts.append(call)
+            return
+        self.jobs.count_model_call(self.job_id, call.stage, call.model, call.usage, call.fallback)
+
+    def take_counts(self) -> list[ModelCall]:
+        """The calls answered and not yet counted; the caller now writes them."""
+        taken, self.counts = self.counts, []
+        return taken
+
+    def flush_counts(self) -> None:
+        """Count what no output took (the part failed, or the step did): every call made is counted."""
+        for call in self.take_counts():
+            self.jobs.count_model_call(self.job_id, call.stage, call.model, call.usage, call.fallback)
 
     def _reserve(self) -> None:
         if self.reserved > 0:
@@ -91,7 +111,7 @@ class GatedLLM:
         )
 
 
-def job_llm(rt: Runtime, job: JobRecord, stage: str, *, reserved: int = 0) -> GatedLLM:
+def job_llm(rt: Runtime, job: JobRecord, stage: str, *, reserved: int = 0, defer_counts: bool = False) -> GatedLLM:
     """The model `stage` of the job calls, as the job may use it: gated by liveness and `max_llm_calls_per_job`."""
     return GatedLLM(
         stage_llm(rt, job, stage),
@@ -101,4 +121,5 @@ def job_llm(rt: Runtime, job: JobRecord, stage: str, *, reserved: int = 0) -> Ga
         reserved,
         stage=stage,
         encoding=rt.settings.tokenizer_encoding,
+        defer_counts=defer_counts,
     )

@@ -26,7 +26,7 @@ from infra.job_planning import plan_output_chunks, planning_rules
 from infra.jobstore import JobRecord, JobStatus, JobStore
 from infra.records import OutputRecord
 from workers import outcomes, parts
-from workers.gate import job_llm
+from workers.gate import GatedLLM, job_llm
 from workers.runtime import Runtime, stage_limits
 
 log = logging.getLogger("toolout.workers")
@@ -196,10 +196,20 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int, *, by: s
     current = live(rt, job)
     if current is None or parts.settled(current.job, 0, index) or done is not None:
         return None
+    gate = job_llm(rt, current.job, "map", reserved=int(reserved), defer_counts=True)
+    try:
+        return _map(rt, current, gate, index, start, end, by)
+    finally:
+        gate.flush_counts()  # calls that no recorded output took (a failure, an outage): counted all the same
+
+
+def _map(
+    rt: Runtime, current: LiveJob, gate: GatedLLM, index: int, start: int, end: int, by: str | None
+) -> Settled | None:
     text, _ = decode_lossy(read_content(rt.blobs, current.output, start, end))
     try:
         report, usage = map_chunk(
-            job_llm(rt, current.job, "map", reserved=int(reserved)),
+            gate,
             current.prompt,
             text,
             index=index,
@@ -208,14 +218,20 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int, *, by: s
             limits=stage_limits(rt, current.job, "map"),
             attempts=1 + rt.settings.map_retry_on_bad_report,
         )
-    except parts.PART_FAILURES as exc:
-        failure = parts.failed_part(current.job, 0, index, [[index, start, end]], exc)
-        parts.record(rt, current.job, current.output, failure, exc)
-        return None
     except ExtractionError as exc:
-        strategy_failed(rt, current, exc, f"chunk {index + 1} of {current.job.chunks_total} failed")
+        gate.flush_counts()  # before the failure is recorded: recording it may end the job
+        _map_failed(rt, current, exc, [index, start, end])
         return None
-    return Settled(rt.jobs.record_chunk_and_settle(job_id, index, report.content, usage, by=by))
+    calls = gate.take_counts()
+    return Settled(rt.jobs.record_chunk_and_settle(current.job.id, index, report.content, usage, calls, by=by))
+
+
+def _map_failed(rt: Runtime, current: LiveJob, exc: ExtractionError, span: parts.Span) -> None:
+    """The chunk's part fails (the job reads on without it), or, for any other failure, the job falls back."""
+    if isinstance(exc, parts.PART_FAILURES):
+        parts.record(rt, current.job, current.output, parts.failed_part(current.job, 0, span[0], [span], exc), exc)
+        return
+    strategy_failed(rt, current, exc, f"chunk {span[0] + 1} of {current.job.chunks_total} failed")
 
 
 def strategy_failed(rt: Runtime, live: LiveJob, exc: ExtractionError, where: str | None = None) -> None:

@@ -11,6 +11,7 @@ from infra.jobstore.model import (
     OverdueAction,
     new_job,
 )
+from infra.jobstore.model_calls import ModelCall
 from infra.jobstore.redis import RedisJobStore
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "JobStatus",
     "JobStore",
     "MemoryJobStore",
+    "ModelCall",
     "ModelFallback",
     "OverdueAction",
     "RedisJobStore",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -32,7 +32,7 @@ from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from infra.errors import TooManyRequests
 from infra.jobstore.model import RETRY_AFTER_SECONDS, JobRecord, JobStatus, ModelFallback, OverdueAction
-from infra.jobstore.model_calls import ModelUsageTotal
+from infra.jobstore.model_calls import ModelCall, ModelUsageTotal
 
 log = logging.getLogger("toolout.jobs")
 
@@ -193,9 +193,19 @@ class JobStore(Protocol):
         return self.get(job_id), self.chunk_output(job_id, index), self.reserve_llm_call(job_id, call_limit)
 
     def record_chunk_and_settle(
-        self, job_id: str, index: int, text: str, usage: Usage, *, by: str | None = None
+        self,
+        job_id: str,
+        index: int,
+        text: str,
+        usage: Usage,
+        calls: Sequence[ModelCall] = (),
+        *,
+        by: str | None = None,
     ) -> str | None:
-        """`record_chunk`, then `settle_level(job_id, 0, by=by)`: what a map task does as it ends."""
+        """`count_model_call` for each of `calls` (the map's own, counted whatever becomes of its output),
+        `record_chunk`, then `settle_level(job_id, 0, by=by)`: what a map task does as it ends."""
+        for call in calls:
+            self.count_model_call(job_id, call.stage, call.model, call.usage, call.fallback)
         self.record_chunk(job_id, index, text, usage)
         return self.settle_level(job_id, 0, by=by)
 

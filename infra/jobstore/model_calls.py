@@ -8,13 +8,27 @@ exports them as `toolout_model_*_total{tenant, model, stage}`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel
 
 from extraction.protocols import Usage
+from infra.jobstore.model import ModelFallback
 
 SEPARATOR = "\x1f"
 JOB_FIELD = "model_usage"
 """The job hash's per-model counters are `model_usage<SEP><model><SEP><calls|input_tokens|output_tokens|cost_usd>`."""
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One model call as `JobStore.count_model_call` counts it. A map's gate keeps its calls until the map
+    records its output, so that the count rides in the same round trip (`record_chunk_and_settle`)."""
+
+    stage: str
+    model: str
+    usage: Usage
+    fallback: ModelFallback | None = None
 
 
 class ModelUsageTotal(BaseModel):

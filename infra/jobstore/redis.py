@@ -13,7 +13,7 @@ session's job list) is a separate step, ordered so a crash between steps leaves 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis
@@ -32,7 +32,7 @@ from infra.jobstore.model import (
     OverdueAction,
     ended,
 )
-from infra.jobstore.model_calls import ModelUsageTotal, job_model_usage, totals_from_fields
+from infra.jobstore.model_calls import ModelCall, ModelUsageTotal, job_model_usage, totals_from_fields
 from infra.jobstore.redis_indexes import JobIndexes, TenantLiveJobs
 from infra.jobstore.scripts import CODEC, SCRIPTS, TOTALS_SEPARATOR, script_source, usage_args
 from infra.redis_client import redis_errors, text_list, text_map
@@ -195,11 +195,22 @@ class RedisJobStore(JobStore):
         return _decode(text_map(fields)), None if found is None else as_text(found), reserved == 1
 
     def record_chunk_and_settle(
-        self, job_id: str, index: int, text: str, usage: Usage, *, by: str | None = None
+        self,
+        job_id: str,
+        index: int,
+        text: str,
+        usage: Usage,
+        calls: Sequence[ModelCall] = (),
+        *,
+        by: str | None = None,
     ) -> str | None:
-        """Both scripts in one round trip; Redis runs them in order, so the settle sees the part."""
+        """The map's model calls counted, its part recorded, its level settled: one round trip, the scripts
+        run in this order (the settle sees the part; a job's per-model counts are complete before a map
+        hands its reduce on)."""
 
         def writes(pipe: redis.client.Pipeline) -> None:
+            for call in calls:
+                self._evalsha(pipe, "count_model_call", *self._count_call(job_id, call))
             self._evalsha(
                 pipe,
                 "record_part",
@@ -207,7 +218,7 @@ class RedisJobStore(JobStore):
             )
             self._evalsha(pipe, "settle_level", *self._settle_call(job_id, 0, by))
 
-        outcome, then = self._batch(writes, "record_part", "settle_level")
+        *_, outcome, then = self._batch(writes, "count_model_call", "record_part", "settle_level")
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
         return None if then is None else as_text(then)
@@ -296,9 +307,12 @@ class RedisJobStore(JobStore):
     def count_model_call(
         self, job_id: str, stage: str, model: str, usage: Usage, fallback: ModelFallback | None = None
     ) -> None:
-        noted = fallback.model_dump_json() if fallback is not None else ""
-        args = [stage, model, *usage_args(usage), noted, MAX_FALLBACKS_KEPT]
-        self._run("count_model_call", [keys.job(job_id), self._index.model_usage.key_for(job_id)], args)
+        self._run("count_model_call", *self._count_call(job_id, ModelCall(stage, model, usage, fallback)))
+
+    def _count_call(self, job_id: str, call: ModelCall) -> tuple[list[str], list[Any]]:
+        noted = call.fallback.model_dump_json() if call.fallback is not None else ""
+        args = [call.stage, call.model, *usage_args(call.usage), noted, MAX_FALLBACKS_KEPT]
+        return [keys.job(job_id), self._index.model_usage.key_for(job_id)], args
 
     def model_usage_totals(self) -> list[ModelUsageTotal]:
         return totals_from_fields(self._index.summed(self._index.model_usage))

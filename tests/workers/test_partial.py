@@ -64,6 +64,11 @@ def on_chunks(numbers: set[int], reply: Callable[[list[Message]], LLMReply]) -> 
     return lambda messages: reply(messages) if chunk_number(messages) in numbers else None
 
 
+def model_calls(job) -> int:
+    """Calls counted per model on the job (`JobStore.count_model_call`), whatever became of them."""
+    return sum(usage.calls for usage in job.model_usage.values())
+
+
 def calls_for_chunk(rt, number: int) -> int:
     return sum(1 for call in rt.llm.calls if chunk_number(call["messages"]) == number)
 
@@ -104,6 +109,7 @@ def test_one_chunk_without_a_wrapper_twice_is_named_and_the_rest_is_answered(mak
     )
     assert NEEDLE in done.result
     assert done.usage.calls == len(rt.llm.calls), "the failed attempts are charged too"
+    assert model_calls(done) == len(rt.llm.calls), "and counted per model, though no output took them"
 
 
 def test_the_named_range_is_the_failed_chunks_own(make_runtime) -> None:
@@ -136,6 +142,7 @@ def test_a_bad_first_reply_that_the_retry_fixes_is_no_failure(make_runtime) -> N
     rt, _, done = run(make_runtime, once)
     assert done.chunks_failed == 0 and done.failed_ranges == [] and "WARNING" not in done.result
     assert calls_for_chunk(rt, 4) == 2
+    assert model_calls(done) == len(rt.llm.calls), "the bad first reply counted with the output its retry wrote"
 
 
 # --- empty answers --------------------------------------------------------------------------------
@@ -195,6 +202,7 @@ def test_past_the_limit_the_job_falls_back_at_once_and_later_chunks_make_no_call
     assert "WARNING: tool_output fallback to truncate (" in done.result and NEEDLE not in done.result
     last_failed = max(part.index for part in done.failed_ranges) + 1
     assert all(chunk_number(c["messages"]) <= last_failed for c in rt.llm.calls), "the gate refused the rest"
+    assert model_calls(done) == len(rt.llm.calls), "the calls of the failure that ended the job are counted"
 
 
 def test_zero_tolerance_brings_back_the_old_fallback(make_runtime) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from extraction.protocols import Usage
-from infra.jobstore import JobRecord, JobStore, ModelFallback
+from infra.jobstore import JobRecord, JobStore, ModelCall, ModelFallback
 
 
 def new_job(jobs: JobStore, job_id: str = "j1", tenant: str = "dev") -> JobRecord:
@@ -51,3 +51,33 @@ def test_calls_of_a_job_that_is_gone_create_nothing(jobs: JobStore) -> None:
     jobs.note_waiting("gone", 1)
     assert jobs.model_usage_totals() == []
     assert jobs.list_for_session("s1") == []
+
+
+def test_a_maps_calls_are_counted_with_its_output_in_the_order_they_were_made(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.expect_parts("j1", 0, 1, "stage 0")
+    fallback = ModelFallback(stage="map", model="a", answered_by="b", attempts=2, at=1.0)
+    calls = [
+        ModelCall("map", "a", Usage(calls=1, input_tokens=10, output_tokens=1, cost_usd=0.5)),
+        ModelCall("map", "b", Usage(calls=1, input_tokens=20, output_tokens=2), fallback),
+    ]
+    assert jobs.record_chunk_and_settle("j1", 0, "found", Usage(calls=1, input_tokens=20), calls) == "stage 0"
+    job = jobs.get("j1")
+    assert job.model_usage == {
+        "a": Usage(calls=1, input_tokens=10, output_tokens=1, cost_usd=0.5),
+        "b": Usage(calls=1, input_tokens=20, output_tokens=2),
+    }
+    assert job.model_fallbacks == [fallback]
+    assert (job.usage.calls, job.chunks_done) == (1, 1), "the job's usage counts the part's output once"
+    totals = {(t.tenant, t.model, t.stage): t.usage.calls for t in jobs.model_usage_totals()}
+    assert totals == {("dev", "a", "map"): 1, ("dev", "b", "map"): 1}
+
+
+def test_a_redelivered_maps_calls_are_counted_though_its_output_was_stored_before(jobs: JobStore) -> None:
+    """Every call made is counted, as the provider bills it, even when a twin's output was kept."""
+    new_job(jobs)
+    jobs.expect_parts("j1", 0, 2, "stage 0")
+    for _ in range(2):
+        jobs.record_chunk_and_settle("j1", 0, "a", Usage(calls=1), [ModelCall("map", "a", Usage(calls=1))])
+    job = jobs.get("j1")
+    assert (job.model_usage["a"].calls, job.usage.calls, job.chunks_done) == (2, 1, 1)
