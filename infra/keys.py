@@ -203,6 +203,11 @@ def slot_copy(index: str, slot: int) -> str:
     return f"{PREFIX}:{{{slot_tag(slot)}}}:{index}"
 
 
+def is_slot_copy(key: str, index: str) -> bool:
+    """Whether `key` is one slot's copy of index `index` (`toolout:{<slot tag>}:<index>`)."""
+    return key.startswith(f"{PREFIX}:{{") and key.endswith(f"}}:{index}")
+
+
 def slots_in_use(index: str) -> str:
     """Set of the slots whose copy of `index` has been written: what a reader of the whole index reads."""
     return f"{PREFIX}:slots:{index}"

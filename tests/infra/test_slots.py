@@ -9,6 +9,7 @@ import redis
 from redis.cluster import RedisCluster
 from redis.crc import key_slot as redis_py_key_slot
 
+from infra import keys
 from infra.slot_index import SlotIndex
 from infra.slots import INDEX_STRIDE, SLOTS, draw_id, generate_slot_tags, key_slot, same_slot_tag, slot_tag
 
@@ -59,3 +60,10 @@ def test_a_slot_index_over_drawn_ids_writes_at_most_256_copies(redis_cluster_cli
     index = SlotIndex(cast(redis.Redis, redis_cluster_client), "jobs:active")
     written = {index.key_for(draw_id()) for _ in range(2000)}
     assert len(written) <= SLOTS // INDEX_STRIDE == 256 and len(list(index.copies())) == len(written)
+
+
+def test_a_slot_copy_is_told_from_other_keys_by_its_index_name() -> None:
+    copy = keys.per_slot(keys.USAGE_TOTALS, "job-1")
+    assert keys.is_slot_copy(copy, keys.USAGE_TOTALS) and not keys.is_slot_copy(copy, keys.MODEL_USAGE_TOTALS)
+    assert not keys.is_slot_copy(keys.job("job-1"), keys.USAGE_TOTALS)
+    assert not keys.is_slot_copy(keys.slots_in_use(keys.USAGE_TOTALS), keys.USAGE_TOTALS)
