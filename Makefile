@@ -66,7 +66,7 @@ test-light: install
 	  heavy = sorted(names & {"celery", "kombu", "boto3", "litellm", "fastapi", "redis"}); \
 	  assert not heavy, f"the framework extras pull in {heavy}"; \
 	  print(f"framework extras (langchain, pydantic-ai, openai-agents): {len(names)} packages, no server package")'
-	TIKTOKEN_CACHE_DIR=$$($(PY) -c 'from infra.tokenizer_files import litellm_tokenizer_dir as d; print(d())') \
+	TIKTOKEN_CACHE_DIR=$$($(PY) -c 'from extraction.tokenizer_files import litellm_tokenizer_dir as d; print(d())') \
 	  $(LIGHT)/bin/python -m pytest -q tests/extraction tests/toolout/sdk tests/toolout/toolkit
 
 # The docs site, strict: a broken link, a missing page or a stale reference fails the build.

@@ -25,10 +25,10 @@ from api.lifecycle import SWEEP_INTERVAL_SECONDS, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
 from api.routers import buffers, extractions, files, health, lines, outputs, routing, sessions, variables, webhooks
 from api.usage_metrics import UsageCollector
+from extraction.tokenizer_files import ensure_offline_encodings
 from infra import tracing
 from infra.settings import Settings, get_settings
-from infra.stores import open_stores
-from infra.tokenizer_files import ensure_offline_encodings
+from infra.wiring.stores import open_stores
 
 
 def build_services(settings: Settings) -> Services:

@@ -14,9 +14,9 @@ import re
 
 from fastapi.security import HTTPBearer
 
-from infra.apikeys import ApiKeyStore
 from infra.errors import BackendUnavailable, Unauthorized
 from infra.settings import Settings
+from infra.stores.apikeys import ApiKeyStore
 
 log = logging.getLogger("toolout.api.auth")
 

@@ -17,18 +17,18 @@ from api.auth import authenticate, bearer_scheme
 from api.metrics import Metrics
 from api.routers import API_PREFIX
 from extraction.strategies.mapreduce import ModelLimits
-from infra.apikeys import ApiKeyStore
 from infra.blobstore import BlobStore
 from infra.errors import Unauthorized
-from infra.idempotency import IdempotencyStore
-from infra.jobstore import JobStore
-from infra.jobstore.ends import JobEnds
-from infra.model_info import model_limits_for
-from infra.model_probe import ModelProbe
-from infra.records import DEFAULT_TENANT, RecordStore
-from infra.resultcache import ResultCache
+from infra.llm.info import model_limits_for
+from infra.llm.probe import ModelProbe
 from infra.settings import Settings
-from infra.stores import Stores
+from infra.stores.apikeys import ApiKeyStore
+from infra.stores.idempotency import IdempotencyStore
+from infra.stores.jobs import JobStore
+from infra.stores.jobs.ends import JobEnds
+from infra.stores.records import DEFAULT_TENANT, RecordStore
+from infra.stores.resultcache import ResultCache
+from infra.wiring.stores import Stores
 from workers.dispatcher import Dispatcher
 
 
@@ -44,7 +44,7 @@ class Services:
     ends: JobEnds = field(default_factory=JobEnds)
     """The long polls waiting for a job to end; the app's lifespan feeds it from `stores.follow_ends`."""
     model_probe: ModelProbe | None = None
-    """What `/readyz` asks about the model endpoints; None: probe the settings' endpoints (`infra.model_probe`)."""
+    """What `/readyz` asks about the model endpoints; None: probe the settings' endpoints (`infra.llm.probe`)."""
 
     def __post_init__(self) -> None:
         if self.model_probe is None:

@@ -36,7 +36,7 @@ from infra.errors import (
     TooManyRequests,
     Unauthorized,
 )
-from infra.webhooks import InvalidCallbackUrl, WebhooksNotConfigured
+from infra.webhooks.delivery import InvalidCallbackUrl, WebhooksNotConfigured
 
 log = logging.getLogger("toolout.api")
 

@@ -4,7 +4,7 @@ A route builds its response in a `produce()` callable and hands it to `idempoten
 fingerprint of the request; without a key `produce()` simply runs. With one, the first 2xx response
 is kept (status, JSON body, `Location`, `Retry-After`) and replayed, marked `Idempotent-Replayed:
 true`, to every retry with the same fingerprint until the key expires. The rules themselves
-(per-tenant scope, 422 on reuse, 409 while in flight) live in `infra.idempotency`.
+(per-tenant scope, 422 on reuse, 409 while in flight) live in `infra.stores.idempotency`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fastapi import Header
 from fastapi.responses import Response
 
 from infra.errors import BackendUnavailable
-from infra.idempotency import IdempotencyStore, Lease, StoredResponse
+from infra.stores.idempotency import IdempotencyStore, Lease, StoredResponse
 
 log = logging.getLogger("toolout.api.idempotency")
 

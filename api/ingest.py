@@ -6,7 +6,7 @@ writes the batch to the spool file, feeds the `StatsCounter` (sha256, lines, tok
 tokenizing overlaps the network and never blocks the loop. The byte limit is enforced as bytes
 arrive; whatever goes wrong, the temp file is removed before the error leaves this module.
 
-Storing the received output (blob, indexes, record; all or nothing) is `infra.outputs.store_output`.
+Storing the received output (blob, indexes, record; all or nothing) is `infra.outputs.storing.store_output`.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from starlette.requests import ClientDisconnect
 from extraction.documents.lines import LineIndex
 from extraction.documents.stats import Measured
 from extraction.errors import InvalidInput, PayloadTooLarge
+from infra.outputs.versions import Known, Meter
 from infra.settings import Settings
-from infra.versions import Known, Meter
 
 log = logging.getLogger("toolout.api.ingest")
 

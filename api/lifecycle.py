@@ -23,8 +23,8 @@ from starlette.concurrency import run_in_threadpool
 
 from api.deps import Services
 from api.result_cache import forget_outputs
-from infra.outputs import delete_stored_output
-from infra.records import OutputRecord, session_prefix
+from infra.outputs.storing import delete_stored_output
+from infra.stores.records import OutputRecord, session_prefix
 
 log = logging.getLogger("toolout.api.sweeper")
 

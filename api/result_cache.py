@@ -1,4 +1,4 @@
-"""Answering an extraction from an earlier one: the API's side of the result cache (`infra.resultcache`).
+"""Answering an extraction from an earlier one: the API's side of the result cache (`infra.stores.resultcache`).
 
 A request's key names the document by its sha256, so the same bytes uploaded again (another handle,
 another session of the same tenant) find the answer too. Every job the API creates is offered as a
@@ -15,10 +15,10 @@ from api.deps import Services
 from api.schemas import ExtractionRequest
 from extraction.errors import NotFound
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobRecord
-from infra.records import OutputRecord
-from infra.resultcache.key import cache_key
-from infra.resultcache.reuse import answered_from, cacheable
+from infra.stores.jobs import JobRecord
+from infra.stores.records import OutputRecord
+from infra.stores.resultcache.key import cache_key
+from infra.stores.resultcache.reuse import answered_from, cacheable
 
 log = logging.getLogger("toolout.api")
 

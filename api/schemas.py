@@ -13,10 +13,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
 from extraction.strategies.routing import Mode
-from infra.estimates import ExtractionEstimate
-from infra.jobstore import JobRecord, new_job
-from infra.records import OutputRecord, SessionRecord
+from infra.planning.estimates import ExtractionEstimate
 from infra.settings import Settings
+from infra.stores.jobs import JobRecord, new_job
+from infra.stores.records import OutputRecord, SessionRecord
 
 Links = dict[str, str]
 StorePolicy = Literal["always", "if_oversized"]

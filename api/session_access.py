@@ -10,11 +10,11 @@ import uuid
 
 from api.deps import Services
 from extraction.variables.names import validate_name
-from infra.outputs import write_options
-from infra.records import SessionRecord
-from infra.session_buffers import SessionBuffers
-from infra.session_variables import SessionVariables
-from infra.stored_output import grep_time_budget
+from infra.outputs.buffers import SessionBuffers
+from infra.outputs.stored import grep_time_budget
+from infra.outputs.storing import write_options
+from infra.outputs.variables import SessionVariables
+from infra.stores.records import SessionRecord
 
 NAME_DESCRIPTION = "a variable name: [A-Za-z_][A-Za-z0-9_]* (at most 128 chars; 422 invalid_variable_name otherwise)"
 

@@ -25,8 +25,8 @@ from fastapi import Header, Query
 from extraction.directives.file_paths import expand_path
 from extraction.directives.specs import DestinationKind, InvalidDestination, OutputRoute, WriteMode, make_route
 from extraction.variables.names import validate_name
-from infra.outputs import Target
-from infra.records import Space
+from infra.outputs.storing import Target
+from infra.stores.records import Space
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class UploadRoute:
         return [str(self.route.output), str(self.route.write_mode or ""), self.name or ""]
 
     def target(self, today: dt.date) -> Target | None:
-        """Where `infra.outputs.store_output` writes; None for `discard`."""
+        """Where `infra.outputs.storing.store_output` writes; None for `discard`."""
         output, mode = self.route.output, self.route.effective_write_mode
         if output.kind is DestinationKind.DISCARD:
             return None

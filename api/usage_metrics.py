@@ -23,8 +23,8 @@ from prometheus_client.registry import Collector
 
 from extraction.errors import ToolOutError
 from extraction.protocols import Usage
-from infra.jobstore.base import UsageTotal
-from infra.jobstore.model_calls import ModelUsageTotal
+from infra.stores.jobs.base import UsageTotal
+from infra.stores.jobs.model_calls import ModelUsageTotal
 
 log = logging.getLogger("toolout.api")
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from api.schemas import GrepView, ReadView
 from extraction.directives.specs import WriteMode
 from extraction.variables.resolve import ResolveWarning
-from infra.records import OutputRecord
+from infra.stores.records import OutputRecord
 
 
 class VariableView(BaseModel):

@@ -88,7 +88,7 @@ class Gather:
     """One job's model calls with no queue around them: litellm.acompletion under a semaphore, in one event loop."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, stack: Stack, limits: ModelLimits, concurrency: int) -> None:
-        from infra.llm import _litellm
+        from infra.llm.client import _litellm
 
         self.litellm = _litellm()
         self.loop = loop

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from extraction.documents.grep import grep_lines
 from extraction.documents.lines import LineIndex, index_blob
-from infra.grep_engine import compile_matcher
+from infra.outputs.grep_engine import compile_matcher
 
 TARGET = 1.5
 NEEDLE = "NEEDLE-7f3a"

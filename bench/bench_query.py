@@ -33,7 +33,7 @@ from extraction.documents.stats import DocumentStats
 from extraction.documents.structured import StructuredKind
 from infra.blobstore.local import LocalBlobStore
 from infra.query import EngineLimits, open_tables
-from infra.records import OutputRecord
+from infra.stores.records import OutputRecord
 
 KEY = "sessions/bench/events"
 STATUSES = ["ok", "ok", "ok", "failed", "retried"]

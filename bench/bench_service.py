@@ -52,7 +52,7 @@ from extraction.documents.stats import PIECE_BYTES, default_threads, measure  # 
 from extraction.strategies.mapreduce import ModelLimits, map_prompt_tokens  # noqa: E402
 from extraction.texts.nonce import new_nonce  # noqa: E402
 from extraction.texts.prompts import PromptContext, map_messages, reduce_messages  # noqa: E402
-from infra.tokenizer_files import ensure_offline_encodings  # noqa: E402
+from extraction.tokenizer_files import ensure_offline_encodings  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import TERMINAL, ToolOutClient  # noqa: E402
 
@@ -320,7 +320,7 @@ def chord_seconds(size: int, *, interval: float = 0.01) -> float:
 
 def litellm_client(stack: Stack):
     """The model client a worker builds, pointed at this stack's offline model."""
-    from infra.llm import LiteLLMClient
+    from infra.llm.client import LiteLLMClient
 
     return LiteLLMClient(
         "openai/toolout-offline", api_base=stack.model_url, api_key="offline", timeout=60, num_retries=2

@@ -27,7 +27,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.report import print_table, verdict
-from infra.tokenizer_files import ensure_offline_encodings
+from extraction.tokenizer_files import ensure_offline_encodings
 
 ensure_offline_encodings()
 

@@ -48,8 +48,8 @@ from bench.capacity_probe import Cost, Meter, RequestCounter, create_bucket, mot
 from bench.report import print_table, verdict  # noqa: E402
 from bench.soak_stack import SOAK_ENV, SoakStack, start_stack  # noqa: E402
 from extraction.strategies.mapreduce import ModelLimits  # noqa: E402
-from infra import keys  # noqa: E402
-from infra.slot_index import SlotIndex  # noqa: E402
+from infra.redis import keys  # noqa: E402
+from infra.redis.slot_index import SlotIndex  # noqa: E402
 from toolout import datasets, processes  # noqa: E402
 from toolout.client import ToolOutClient  # noqa: E402
 

@@ -34,7 +34,7 @@ S3_LINE = re.compile(r'"(GET|PUT|POST|DELETE|HEAD) (/[^ "]*) HTTP/1\.[01]" (\d{3
 ID = re.compile(r"(?<=[:{])(?:[0-9a-f]{8,}|[0-9a-f-]{36}|[A-Za-z0-9_-]{16,})(?=[:}]|$)")
 """An id inside a key (job, session, handle, task), bare or as a hash tag: replaced by `*` to name the key's family."""
 SLOT_TAG = re.compile(r"\{[0-9a-f]{1,5}\}")
-"""The tag of a per-slot index copy (`infra.slots`): every copy of one index is one family."""
+"""The tag of a per-slot index copy (`infra.redis.slots`): every copy of one index is one family."""
 
 
 def s3_kind(method: str, path: str) -> str:

@@ -32,7 +32,7 @@ from typing import Any
 import redis.client
 from celery.signals import before_task_publish, task_postrun, task_prerun
 
-import infra.llm
+import infra.llm.client
 import workers.pipeline
 import workers.tasks
 from infra.settings import get_settings
@@ -106,7 +106,7 @@ for _name in (
     setattr(workers.pipeline, _name, _timed(_name, getattr(workers.pipeline, _name)))
 for _name in ("remember", "send"):
     setattr(workers.tasks, _name, _timed(_name, getattr(workers.tasks, _name)))
-infra.llm.LiteLLMClient.complete = _timed("llm", infra.llm.LiteLLMClient.complete)  # type: ignore[method-assign]  # observe only
+infra.llm.client.LiteLLMClient.complete = _timed("llm", infra.llm.client.LiteLLMClient.complete)  # type: ignore[method-assign]  # observe only
 
 
 def _round_trip(kind: str, command: str, key: str) -> None:

@@ -2,7 +2,8 @@
 
     python bench/index_walk.py [--redis-url redis://127.0.0.1:6379/14] [--jobs 20000]
 
-The watchdog's overdue scan and a `/metrics` usage sum walk every per-slot copy of their index (`infra/slot_index.py`).
+The watchdog's overdue scan and a `/metrics` usage sum walk every per-slot copy of their index
+(`infra/redis/slot_index.py`).
 The baseline is what ids landing anywhere would write, plain `uuid.uuid4()`; toolout's `draw_id` keeps them on 256
 slots. Each side writes `--jobs` active jobs and their usage into a database it empties first (never point it at a
 database with data), then times the two reads (median of 5) and prints copies, milliseconds and the ratio.
@@ -18,8 +19,8 @@ from collections.abc import Callable
 
 import redis
 
-from infra.jobstore.redis_indexes import JobIndexes
-from infra.slots import draw_id
+from infra.redis.slots import draw_id
+from infra.stores.jobs.redis_indexes import JobIndexes
 
 TARGET_RATIO = 0.1
 """A tenth of the baseline's time: 256 copies against thousands (the gap widens with the number of jobs)."""

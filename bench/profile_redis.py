@@ -24,7 +24,7 @@ def script_names() -> dict[str, str]:
     import celery.backends.redis as backend
     import kombu.transport.redis as transport
 
-    from infra.jobstore.scripts import SCRIPTS, script_source
+    from infra.stores.jobs.scripts import SCRIPTS, script_source
 
     names = {hashlib.sha1(script_source(name).encode()).hexdigest(): f"lua {name}" for name in SCRIPTS}
     for label, module in (("celery lua", backend), ("kombu lua", transport)):

@@ -10,7 +10,7 @@ bench/quality_baselines.py (Codex's head+tail cut at 10K tokens; a 2 KB preview 
 Claude Code and deepagents do) — it prints whether the answer is right, the input tokens, model
 calls and seconds, then totals per strategy.
 
-Without `--model` it starts the offline model (infra/offline_model): a deterministic ranking
+Without `--model` it starts the offline model (offline_model): a deterministic ranking
 stand-in, not an LLM, so its table says what each strategy lets a simple reader find, not what a
 real model would answer. A strategy this build does not have (e.g. `query` before it lands) is
 shown as n/a with the reason.

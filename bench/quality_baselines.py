@@ -23,8 +23,8 @@ from extraction.texts.nonce import new_nonce
 from extraction.texts.prompts import PromptContext, map_messages, render_read_grep_system
 from extraction.texts.report import FinalReport, parse_final_report
 from extraction.texts.tools import sub_agent_tools
-from infra.job_planning import agent_bounds
-from infra.stored_output import PinnedTools, StoredOutput
+from infra.outputs.stored import PinnedTools, StoredOutput
+from infra.planning.plans import agent_bounds
 from toolout.local import LocalToolOut
 
 HEAD_TAIL_TOKENS = 10_000

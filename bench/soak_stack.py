@@ -18,7 +18,7 @@ from pathlib import Path
 
 import redis
 
-from infra import keys
+from infra.redis import keys
 from toolout import processes
 
 PROBLEM = re.compile(r"Traceback \(most recent call last\)|(?:^|[\s\[:])(?:ERROR|CRITICAL)(?:[:/]| [\w.]+: )")
@@ -29,7 +29,7 @@ TRANSIENT_KEYS = (keys.WATCHDOG_LOCK, "unacked_mutex")
 kombu's restore lock): not state a run leaves behind."""
 STORE_WIDE_COUNTERS = (keys.USAGE_TOTALS, keys.MODEL_USAGE_TOTALS, keys.CHUNKS_FAILED_TOTAL)
 """The `/metrics` counters: kept for the store's life (no TTL), one copy per slot jobs ran on (at most 256 with
-toolout's ids, `infra.slots.draw_id`). A run whose jobs land on slots the warm-up did not adds copies of them:
+toolout's ids, `infra.redis.slots.draw_id`). A run whose jobs land on slots the warm-up did not adds copies of them:
 counters, not state a run leaves behind."""
 
 

@@ -1,7 +1,7 @@
 """An agent loop on toolout's toolkit: a 20 MB tool output, a typed `$var` reference, a routed output.
 
 The model is the offline model (deterministic, no LLM: it follows the task's tool names; see
-infra/offline_model/README.md), so this runs anywhere `make demo` runs. It shows:
+offline_model/README.md), so this runs anywhere `make demo` runs. It shows:
 
 1. `get_orders` returns a 20 MB JSON document: the model sees toolout's "Tool output is too large"
    message instead, calls `tool_output`, and reads the ABSTRACT;

@@ -68,7 +68,7 @@ SERVER_FIXTURES = {
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # for this process and every child it starts
-    from infra.tokenizer_files import ensure_offline_encodings  # stdlib only: finds litellm's BPE files if present
+    from extraction.tokenizer_files import ensure_offline_encodings  # stdlib only: finds litellm's BPE files if present
 
     ensure_offline_encodings()
     if config.getoption("cov_source", default=None):  # `make test`: pytest-cov's --cov

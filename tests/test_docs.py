@@ -26,8 +26,8 @@ RUN_BY = {
     "guides/mcp.md": ["tests/toolout/mcp/test_docs_mcp_config.py"],
     "guides/mcp-proxy.md": ["tests/toolout/mcp/test_proxy_cli.py"],
     "guides/variables.md": ["tests/api/test_docs_variables_guide.py"],
-    "reference/rest.md": ["tests/infra/test_webhooks.py"],
-    "models.md": ["tests/infra/test_settings_models.py"],  # the recipe's exports, read as Settings
+    "reference/rest.md": ["tests/infra/webhooks/test_delivery.py"],
+    "models.md": ["tests/infra/llm/test_catalog_settings.py"],  # the recipe's exports, read as Settings
     **{
         f"integrations/{guide}.md": ["tests/toolout/integrations/test_guides.py"]
         for guide in ("langchain", "deepagents", "pydantic-ai", "openai-agents")

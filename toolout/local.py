@@ -36,12 +36,12 @@ from extraction.documents.structured import SNIFF_BYTES
 from extraction.protocols import LLM
 from extraction.strategies.mapreduce import ModelLimits
 from extraction.texts.oversize import is_oversized, too_large_message
-from infra.jobstore import JobRecord, new_job
-from infra.loaded_forms import wants_preload
-from infra.outputs import UploadMeta, store_output
+from extraction.tokenizer_files import ensure_offline_encodings
+from infra.outputs.storing import UploadMeta, store_output
+from infra.query.loaded_forms import wants_preload
 from infra.settings import Settings
-from infra.stores import MEMORY_URL, Stores, open_stores
-from infra.tokenizer_files import ensure_offline_encodings
+from infra.stores.jobs import JobRecord, new_job
+from infra.wiring.stores import MEMORY_URL, Stores, open_stores
 from workers.local import LocalDispatcher
 from workers.runtime import build_runtime
 

@@ -127,7 +127,7 @@ def offline_model(port: int, env: Mapping[str, str], log_dir: Path) -> Service:
 def quiet_offline_model(port: int, env: Mapping[str, str], log_dir: Path) -> Service:
     """The offline model at log level WARNING, for benchmarks: with no latency, formatting an access line and an
     INFO line per request is a good part of what it costs to serve, and that cost is the test double's."""
-    code = f"from infra.offline_model.server import serve; serve('127.0.0.1', {port}, log_level='warning')"
+    code = f"from offline_model.server import serve; serve('127.0.0.1', {port}, log_level='warning')"
     return Service(
         "offline-model",
         [PYTHON, "-c", code],

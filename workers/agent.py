@@ -9,10 +9,10 @@ from extraction.strategies.agent import AgentBounds, ToolExecutor, run_agent
 from extraction.strategies.routing import Mode
 from extraction.texts.prompts import read_grep_messages
 from extraction.texts.tools import sub_agent_tools
-from infra.job_planning import agent_bounds
-from infra.jobstore import JobRecord
-from infra.records import session_prefix
-from infra.stored_output import PinnedTools, StoredOutput, grep_time_budget
+from infra.outputs.stored import PinnedTools, StoredOutput, grep_time_budget
+from infra.planning.plans import agent_bounds
+from infra.stores.jobs import JobRecord
+from infra.stores.records import session_prefix
 from workers import outcomes
 from workers.gate import job_llm
 from workers.pipeline import LiveJob, load

@@ -30,7 +30,7 @@ from celery import Celery, states
 from celery.backends.base import DisabledBackend
 from kombu import Exchange, Queue
 
-from infra.redis_client import kombu_sentinel_url
+from infra.redis.client import kombu_sentinel_url
 from infra.settings import Settings
 
 QUEUES = ("extract", "map", "reduce", "agent", "webhooks")

@@ -9,7 +9,7 @@ from celery import Celery
 from kombu.exceptions import OperationalError
 
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobStore
+from infra.stores.jobs import JobStore
 from workers.celery_app import PRELOAD, START, WEBHOOK
 from workers.webhooks import wants_webhook
 

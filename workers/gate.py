@@ -1,6 +1,6 @@
 """Every model call a job makes passes one gate: the job must still be live and within its call budget.
 
-The gate also opens the call's scope for the pacer (`infra.ratelimit.pacing`): a call waiting for its turn
+The gate also opens the call's scope for the pacer (`infra.llm.ratelimit.pacing`): a call waiting for its turn
 under its model's provider limits shows as `calls_waiting` on the job, not as a failure; and once the call
 is answered it is counted under the model that answered it (`JobStore.count_model_call`), with the
 fallback it took, if any. A map's gate keeps its counts (`defer_counts`) for the map to write with its
@@ -23,8 +23,8 @@ from extraction.errors import ExtractionError
 from extraction.protocols import LLM, LLMReply, Message
 from infra import tracing
 from infra.errors import LLMBudgetExhausted
-from infra.jobstore import JobRecord, JobStore, ModelCall, ModelFallback
-from infra.ratelimit.pacing import CallScope, call_scope, request_tokens
+from infra.llm.ratelimit.pacing import CallScope, call_scope, request_tokens
+from infra.stores.jobs import JobRecord, JobStore, ModelCall, ModelFallback
 from workers.runtime import Runtime, stage_llm
 
 log = logging.getLogger("toolout.workers")

@@ -12,11 +12,11 @@ from celery import Celery
 from celery.signals import setup_logging, worker_ready
 
 from extraction.documents.tokens import token_byte_lengths
+from extraction.tokenizer_files import ensure_offline_encodings
 from infra import tracing
 from infra.logs import configure_logging
 from infra.settings import Settings
-from infra.stores import open_stores
-from infra.tokenizer_files import ensure_offline_encodings
+from infra.wiring.stores import open_stores
 from workers.broker_clients import share_channel_clients
 from workers.broker_guard import guard_closed_transport
 from workers.celery_app import create_celery

@@ -10,9 +10,9 @@ from extraction.strategies.coverage import coverage_warning
 from extraction.strategies.truncate import fallback_text, read_sizes, truncate_head_tail
 from extraction.texts.report import FinalReport
 from extraction.texts.results import abstract_text, failed_text, not_found_abstract, unknown_handle_text
-from infra.content import read_content
-from infra.jobstore import JobRecord, JobStatus
-from infra.records import OutputRecord
+from infra.outputs.content import read_content
+from infra.stores.jobs import JobRecord, JobStatus
+from infra.stores.records import OutputRecord
 from workers.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")

@@ -25,8 +25,8 @@ from extraction.errors import ExtractionError, ReportParseError
 from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange, limit_reason, over_limit
 from infra.errors import LLMCallError
-from infra.jobstore import JobRecord
-from infra.records import OutputRecord
+from infra.stores.jobs import JobRecord
+from infra.stores.records import OutputRecord
 from workers import outcomes
 from workers.runtime import Runtime
 

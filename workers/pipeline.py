@@ -21,10 +21,10 @@ from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.prompts import PromptContext
 from extraction.texts.report import FinalReport, says_not_found
 from extraction.texts.results import abstract_text
-from infra.content import read_content, structured_kind
-from infra.job_planning import plan_output_chunks, planning_rules
-from infra.jobstore import JobRecord, JobStatus, JobStore
-from infra.records import OutputRecord
+from infra.outputs.content import read_content, structured_kind
+from infra.planning.plans import plan_output_chunks, planning_rules
+from infra.stores.jobs import JobRecord, JobStatus, JobStore
+from infra.stores.records import OutputRecord
 from workers import outcomes, parts
 from workers.gate import GatedLLM, job_llm
 from workers.runtime import Runtime, stage_limits

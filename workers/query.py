@@ -13,11 +13,11 @@ import logging
 from extraction.errors import NotFound
 from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.query import query_agent_tools, query_messages, table_name
-from infra.content import structured_kind
+from infra.outputs.content import structured_kind
 from infra.query import EngineLimits, LoadFailed, Opened, open_tables, preload_tables, query_prefix
 from infra.query.tools import QueryToolbox
-from infra.records import OutputRecord
 from infra.settings import Settings
+from infra.stores.records import OutputRecord
 from workers import outcomes, pipeline
 from workers.agent import raw_tools, run_sub_agent
 from workers.runtime import Runtime

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from extraction.protocols import LLM
 from extraction.strategies.mapreduce import ModelLimits
 from infra.blobstore import BlobStore
-from infra.jobstore import JobRecord, JobStore
-from infra.loaded_forms import LoadedForms, MemoryLoadedForms
-from infra.model_info import model_limits_for
-from infra.models import ModelCatalog, pacer_for
-from infra.records import RecordStore
+from infra.llm.catalog import ModelCatalog, pacer_for
+from infra.llm.info import model_limits_for
+from infra.query.loaded_forms import LoadedForms, MemoryLoadedForms
 from infra.settings import Settings
-from infra.stores import Stores
+from infra.stores.jobs import JobRecord, JobStore
+from infra.stores.records import RecordStore
+from infra.wiring.stores import Stores
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Runtime:
     models: ModelCatalog | None = None
     """None when the runtime was given one model for everything (tests, `toolout.local` with an `llm`)."""
     loaded: LoadedForms = field(default_factory=MemoryLoadedForms)
-    """Who loads which output as tables now, where it was kept (`infra.loaded_forms`); shared via Redis."""
+    """Who loads which output as tables now, where it was kept (`infra.query.loaded_forms`); shared via Redis."""
     _warm: bool = field(default=False, repr=False)
 
     def llm_ready(self) -> None:

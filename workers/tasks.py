@@ -34,7 +34,7 @@ from celery.app.task import Task
 from celery.canvas import Signature
 
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobStore
+from infra.stores.jobs import JobStore
 from workers import pipeline, steps
 from workers.celery_app import MAP, PRELOAD, QUERY, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
 from workers.parts import Cover

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from extraction.errors import NotFound
 from infra.errors import BackendUnavailable
-from infra.jobstore import OverdueAction
+from infra.stores.jobs import OverdueAction
 from workers import outcomes
 from workers.runtime import Runtime
 

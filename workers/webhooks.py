@@ -12,9 +12,9 @@ import logging
 from dataclasses import dataclass
 
 from extraction.errors import NotFound
-from infra.jobstore import JobStore
 from infra.settings import Settings
-from infra.webhooks import Delivery, InvalidCallbackUrl, check_callback_url, deliver, payload, tenant_secret
+from infra.stores.jobs import JobStore
+from infra.webhooks.delivery import Delivery, InvalidCallbackUrl, check_callback_url, deliver, payload, tenant_secret
 
 log = logging.getLogger("toolout.webhooks")
 

@@ -41,9 +41,9 @@ from extraction.documents.grep import GrepResult
 from extraction.documents.line_matchers import LineMatcher
 from extraction.documents.lines import ReadResult
 from extraction.errors import InvalidInput, NotFound
-from infra.grep_engine import MAX_PATTERN_CHARS, compile_matcher
-from infra.records import Space
-from infra.session_buffers import SessionBuffers
+from infra.outputs.buffers import SessionBuffers
+from infra.outputs.grep_engine import MAX_PATTERN_CHARS, compile_matcher
+from infra.stores.records import Space
 
 router = APIRouter(prefix=f"{API_PREFIX}/sessions", tags=["buffers"])
 

@@ -1,6 +1,6 @@
 """Extraction jobs: create (202 + Location; 201 from the result cache), estimate, poll (or long-poll), cancel.
 
-The job record in Redis (`infra.jobstore`) is the truth the API reports; Celery only carries the
+The job record in Redis (`infra.stores.jobs`) is the truth the API reports; Celery only carries the
 job id. A job is written before it is submitted, so a fast worker always finds it, and a submit
 that fails marks it failed, so no job stays queued forever without a task behind it. Creating is
 idempotent with an `Idempotency-Key`, and refused (429) while the tenant has
@@ -37,14 +37,14 @@ from api.schemas import EstimateView, ExtractionRequest, JobView, job_view
 from extraction.errors import Conflict, NotFound
 from extraction.texts.results import unknown_handle_text
 from infra.errors import BackendUnavailable
-from infra.estimates import ExtractionEstimate, check_budget, estimate_extraction
-from infra.idempotency import fingerprint
-from infra.jobstore import JobRecord, JobStatus, JobStore
-from infra.jobstore.ends import JobEnds
-from infra.models import check_requested_model
-from infra.records import OutputRecord, RecordStore
+from infra.llm.catalog import check_requested_model
+from infra.planning.estimates import ExtractionEstimate, check_budget, estimate_extraction
 from infra.settings import Settings
-from infra.webhooks import WebhooksNotConfigured, check_callback_url
+from infra.stores.idempotency import fingerprint
+from infra.stores.jobs import JobRecord, JobStatus, JobStore
+from infra.stores.jobs.ends import JobEnds
+from infra.stores.records import OutputRecord, RecordStore
+from infra.webhooks.delivery import WebhooksNotConfigured, check_callback_url
 from workers.dispatcher import Dispatcher
 
 router = APIRouter(prefix=f"{API_PREFIX}/extractions", tags=["extractions"])

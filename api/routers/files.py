@@ -16,7 +16,7 @@ from api.errors import error_responses
 from api.routers import API_PREFIX
 from api.session_access import open_session
 from api.variable_schemas import FileList, file_view
-from infra.records import Space
+from infra.stores.records import Space
 
 router = APIRouter(prefix=f"{API_PREFIX}/sessions", tags=["files"])
 

@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import MetricsDep, ServicesDep
 from api.schemas import Check, Readiness
 from infra.errors import BackendUnavailable
-from infra.model_probe import ModelEndpoint, ModelProbe
+from infra.llm.probe import ModelEndpoint, ModelProbe
 
 router = APIRouter(tags=["health"])
 
@@ -59,7 +59,7 @@ def _workers_answer(ping: Callable[[], list[Any]]) -> Callable[[], Check]:
 )
 async def readyz(services: ServicesDep) -> Readiness:
     """Ready when Redis pings, the blob store pings, at least one worker answers and every stage's
-    model endpoint answers (`infra.model_probe`: a cached `GET /models`, never a completion).
+    model endpoint answers (`infra.llm.probe`: a cached `GET /models`, never a completion).
     """
     probes: dict[str, Callable[[], Any]] = {
         "redis": services.stores.ping,

@@ -1,6 +1,6 @@
 """Line-level access to a stored output: numbered Read and Grep, the agent's `tool_output_read`/`_grep`.
 
-Both routes are thin on purpose: `infra.stored_output.StoredOutput` is the one implementation the
+Both routes are thin on purpose: `infra.outputs.stored.StoredOutput` is the one implementation the
 read-grep sub-agent also uses, so an agent reading over REST sees byte for byte what the sub-agent
 sees. The query parameters mirror `extraction.texts.tools.READ_PARAMETERS` / `GREP_PARAMETERS` (same
 names, same minimums, plus the upper caps a server needs), and unknown ones are refused the way
@@ -28,10 +28,10 @@ from api.errors import error_responses, validation_error
 from api.routers import API_PREFIX
 from api.schemas import GrepView, ReadView
 from infra.blobstore import BlobStore
-from infra.grep_engine import MAX_PATTERN_CHARS
-from infra.records import RecordStore
+from infra.outputs.grep_engine import MAX_PATTERN_CHARS
+from infra.outputs.stored import DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT, StoredOutput, grep_time_budget
 from infra.settings import Settings
-from infra.stored_output import DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT, StoredOutput, grep_time_budget
+from infra.stores.records import RecordStore
 
 router = APIRouter(prefix=API_PREFIX, tags=["lines"])
 

@@ -43,12 +43,12 @@ from extraction.documents.structured import SNIFF_BYTES
 from extraction.errors import InvalidInput
 from extraction.texts.oversize import is_oversized, too_large_message
 from infra.blobstore import BlobStore
-from infra.content import content_reader
-from infra.idempotency import fingerprint
-from infra.loaded_forms import wants_preload
-from infra.outputs import Target, UploadMeta, delete_stored_output, store_output, write_options
-from infra.records import OutputRecord, SessionRecord
-from infra.versions import FileSource
+from infra.outputs.content import content_reader
+from infra.outputs.storing import Target, UploadMeta, delete_stored_output, store_output, write_options
+from infra.outputs.versions import FileSource
+from infra.query.loaded_forms import wants_preload
+from infra.stores.idempotency import fingerprint
+from infra.stores.records import OutputRecord, SessionRecord
 
 router = APIRouter(prefix=API_PREFIX, tags=["outputs"])
 

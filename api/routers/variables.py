@@ -2,7 +2,7 @@
 text, and the prompt section that teaches an agent to use them.
 
 A variable is a stored output with a name; the resolving rules are `extraction.variables.resolve` /
-`extraction.variables.stream` unchanged, run against `infra.session_variables.SessionVariables`, which
+`extraction.variables.stream` unchanged, run against `infra.outputs.variables.SessionVariables`, which
 streams only what a reference needs out of the stored content. Resolved values longer than
 `TOOLOUT_MAX_RESOLVED_VALUE_CHARS` (or the request's smaller `max_value_chars`) are refused with a 422
 that suggests passing the handle instead.

@@ -8,7 +8,7 @@ from api.deps import SettingsDep, Tenant
 from api.errors import error_responses
 from api.routers import API_PREFIX
 from api.schemas import WebhookSecret
-from infra.webhooks import SIGNATURE_HEADER, WebhooksNotConfigured, tenant_secret
+from infra.webhooks.delivery import SIGNATURE_HEADER, WebhooksNotConfigured, tenant_secret
 
 router = APIRouter(prefix=f"{API_PREFIX}/webhooks", tags=["webhooks"])
 

@@ -26,7 +26,7 @@ parameter did something it ignored):
 whose text tells the model how to narrow it. Limits are a `BufferLimits` parameter, never settings.
 
 Regex search needs a linear-time engine, which the engine cannot import (RE2 lives in infra):
-callers pass `compile_pattern` (`infra.grep_engine.compile_matcher` on the server); the default
+callers pass `compile_pattern` (`infra.outputs.grep_engine.compile_matcher` on the server); the default
 `literal_pattern` does substring search and refuses `regex=true` with a clear message.
 """
 
@@ -157,7 +157,7 @@ class BufferOpError(InvalidInput):
 
 
 class CompilePattern(Protocol):
-    """Builds the matcher for a search (`infra.grep_engine.compile_matcher` has this shape)."""
+    """Builds the matcher for a search (`infra.outputs.grep_engine.compile_matcher` has this shape)."""
 
     def __call__(self, pattern: str, *, regex: bool, ignore_case: bool) -> LineMatcher: ...
 

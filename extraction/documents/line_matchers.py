@@ -2,7 +2,7 @@
 find candidate lines fast (`bytes.find` over a whole block instead of a Python loop per line).
 
 Separate from `extraction.documents.grep` (the streaming over a blob, numbering and context) because the
-regex matcher in `infra.grep_engine` (RE2) and buffer_ops' grep use these scans without the rest.
+regex matcher in `infra.outputs.grep_engine` (RE2) and buffer_ops' grep use these scans without the rest.
 """
 
 from __future__ import annotations

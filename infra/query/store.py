@@ -8,7 +8,7 @@ session's prefix covers it too). Every file lives in a per-job temp directory re
 Opening an output (`open_tables`, a question) takes the first of:
 
 1. **reused** — its own manifest is there: download the Parquet files (a fraction of the raw bytes);
-2. **waited** — somebody holds the content's load lock (`infra.loaded_forms`: the preload queued at
+2. **waited** — somebody holds the content's load lock (`infra.query.loaded_forms`: the preload queued at
    upload time, or another question): wait for it, up to `wait_seconds`, then 1 again;
 3. **copied** — an output with the same content (tenant, sha256) was kept as tables: download those;
 4. **loaded** — download the raw content block by block to a temp file and load it (`loading.load_tables`).
@@ -33,14 +33,14 @@ from pydantic import BaseModel
 
 from extraction.documents.structured import StructuredKind
 from infra.blobstore import BlobStore
-from infra.content import iter_content
 from infra.errors import BlobNotFound
-from infra.loaded_forms import Lease, LoadedForms, MemoryLoadedForms
-from infra.outputs import loaded_form_prefix
+from infra.outputs.content import iter_content
+from infra.outputs.storing import loaded_form_prefix
 from infra.query.engine import EngineLimits, LoadFailed
+from infra.query.loaded_forms import Lease, LoadedForms, MemoryLoadedForms
 from infra.query.loading import load_tables
 from infra.query.sandbox import Rows, Sandbox, TableFile
-from infra.records import OutputRecord
+from infra.stores.records import OutputRecord
 
 log = logging.getLogger("toolout.query")
 
@@ -144,7 +144,7 @@ Got = tuple[Manifest, How, int]
 
 
 def query_prefix(record: OutputRecord) -> str:
-    """Where an output's loaded form lives: next to its blob (deleted with it by `infra.outputs`)."""
+    """Where an output's loaded form lives: next to its blob (deleted with it by `infra.outputs.storing`)."""
     return loaded_form_prefix(record)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infra.jobstore import JobStatus
+from infra.stores.jobs import JobStatus
 from tests.api.conftest import InProcess
 
 

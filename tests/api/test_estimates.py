@@ -15,9 +15,9 @@ from fastapi.testclient import TestClient
 
 from api.deps import Services
 from extraction.strategies.planning import chunk_budget_for
-from infra.estimates import prompt_context
-from infra.job_planning import decode_plan, plan_fresh, plan_key, planning_rules
-from infra.jobstore import JobStatus
+from infra.planning.estimates import prompt_context
+from infra.planning.plans import decode_plan, plan_fresh, plan_key, planning_rules
+from infra.stores.jobs import JobStatus
 from tests.fixtures.api_server import api_settings, assert_error, build_test_app
 from toolout import datasets
 from workers.testing import RecordingDispatcher

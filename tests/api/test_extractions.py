@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from api.routers import extractions
-from infra.jobstore import JobStatus, RedisJobStore
-from infra.redis_client import connect
+from infra.redis.client import connect
+from infra.stores.jobs import JobStatus, RedisJobStore
 from tests.api.conftest import InProcess
 from tests.fixtures.api_server import ApiServer, assert_error
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from infra.model_probe import ModelProbe
+from infra.llm.probe import ModelProbe
 from tests.fixtures.api_server import ApiServer, api_settings, assert_error, serve_api
 from toolout import processes
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobStatus
+from infra.stores.jobs import JobStatus
 from tests.fixtures.api_server import ApiServer, assert_error
 from tests.fixtures.tenants import KEY_A, KEY_B, bearer, keys_mode
 

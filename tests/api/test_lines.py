@@ -1,6 +1,6 @@
 """Read and Grep over REST (`/v1/outputs/{handle}/lines` and `/grep`), on both blob stores.
 
-The engine (`infra.stored_output`) has its own tests; these check what only the HTTP layer can get
+The engine (`infra.outputs.stored`) has its own tests; these check what only the HTTP layer can get
 wrong: line numbers that survive S3's ranged reads across read blocks, parameter validation and
 the error shape, content negotiation, the ReDoS guarantee end to end, and hostile handles.
 """
@@ -19,7 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.deps import get_tenant
-from infra.stored_output import StoredOutput
+from infra.outputs.stored import StoredOutput
 from tests.fixtures.api_server import ApiServer, assert_error
 from toolout.client import ToolOutAPIError, ToolOutClient
 

@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from api.metrics import FailedChunksCollector
 from extraction.strategies.coverage import FailedRange
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobRecord, JobStore
+from infra.stores.jobs import JobRecord, JobStore
 from tests.api.conftest import InProcess
 
 

@@ -23,10 +23,10 @@ from api.app import create_app
 from api.deps import Services
 from api.lifecycle import sweep_idle_sessions
 from extraction.texts.results import abstract_text
-from infra.jobstore import JobStatus
-from infra.records import MemoryRecordStore, RedisRecordStore
-from infra.redis_client import connect
-from infra.stores import open_stores
+from infra.redis.client import connect
+from infra.stores.jobs import JobStatus
+from infra.stores.records import MemoryRecordStore, RedisRecordStore
+from infra.wiring.stores import open_stores
 from tests.fixtures.api_server import api_settings, assert_error, serve_app
 from tests.fixtures.tenants import KEY_A, KEY_B, bearer, keys_mode
 from workers.testing import RecordingDispatcher

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from api.lifecycle import sweep_idle_sessions
-from infra import keys
+from infra.redis import keys
 from tests.fixtures.api_server import ApiServer, assert_error
 from tests.fixtures.servers import wait_until
 

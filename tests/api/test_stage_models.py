@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from infra.jobstore import JobStatus
-from infra.model_info import price_usd
+from infra.llm.info import price_usd
+from infra.stores.jobs import JobStatus
 from tests.api.test_estimates import JSON, LOG, REQUEST, App, make_app
 from tests.fixtures.api_server import assert_error
 

@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 
 from extraction.protocols import Usage
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobStatus
+from infra.stores.jobs import JobStatus
 from tests.api.conftest import InProcess
 
 

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 
 from extraction.texts.results import unknown_handle_text
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobStatus
+from infra.stores.jobs import JobStatus
 from tests.fixtures.api_server import api_settings, assert_error, build_test_app
 from workers.testing import RecordingDispatcher
 

@@ -14,7 +14,7 @@ from typing import Any
 import redis
 
 from api.lifecycle import sweep_idle_sessions, sweep_retired_versions
-from infra import keys
+from infra.redis import keys
 from tests.api.session_client import content, new_session, stored, upload, variables
 from tests.fixtures.api_server import ApiServer, assert_error
 

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from infra.webhooks import tenant_secret
+from infra.webhooks.delivery import tenant_secret
 from tests.fixtures.api_server import api_settings, assert_error, build_test_app
 from workers.testing import RecordingDispatcher
 

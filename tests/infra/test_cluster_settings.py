@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 from redis.cluster import RedisCluster
 
-from infra.redis_client import connect
+from infra.redis.client import connect
 from infra.settings import Settings
 
 

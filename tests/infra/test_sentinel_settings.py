@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 from redis.sentinel import SentinelConnectionPool
 
-from infra.redis_client import connect, kombu_sentinel_url
+from infra.redis.client import connect, kombu_sentinel_url
 from infra.settings import Settings, parse_sentinels
 from workers.celery_app import create_celery
 

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from infra import keys
+from infra.redis import keys
 from tests.fixtures.broker import on_rabbitmq
 from tests.fixtures.faults import DEADLINE_SECONDS, WATCHDOG_INTERVAL_SECONDS, FaultStack
 from toolout import processes

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from infra import keys
+from infra.redis import keys
 from tests.fixtures.faults import DEADLINE_SECONDS
 from tests.fixtures.multihost import (
     MODEL_LATENCY_MS,

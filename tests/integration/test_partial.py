@@ -1,7 +1,7 @@
 """Degrade, don't sink, on the real stack: API, a Celery worker and the offline model as processes.
 
 The offline model is restarted before each test with a fault aimed at one part of the document
-(`infra/offline_model/config.py`: `fault`, `fault_on`, `fault_chunks`, `fault_marker`), so what
+(`offline_model/config.py`: `fault`, `fault_on`, `fault_chunks`, `fault_marker`), so what
 fails is known in advance and the same on every attempt.
 """
 
@@ -14,8 +14,8 @@ import httpx
 import pytest
 import redis
 
-from infra import keys
-from infra.jobstore import MAX_REDUCE_LEVELS
+from infra.redis import keys
+from infra.stores.jobs import MAX_REDUCE_LEVELS
 from tests.fixtures.faults import FaultStack
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from infra.blobstore import BlobStore
-from infra.records import blob_key
+from infra.stores.records import blob_key
 from tests.fixtures.stack import Stack
 from toolout import datasets
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from infra import keys
+from infra.redis import keys
 from tests.fixtures.faults import DEADLINE_SECONDS, FaultStack
 from tests.fixtures.sentinel import SentinelSet
 from tests.integration.test_faults import FACT, chunk_progress, log_document, poll_until, submit_jobs, wait_terminal

@@ -8,7 +8,7 @@ import time
 
 import httpx
 
-from infra.webhooks import SIGNATURE_HEADER, verify
+from infra.webhooks.delivery import SIGNATURE_HEADER, verify
 from tests.fixtures.stack import Stack
 from tests.fixtures.webhook_receiver import Receiver, webhook_receiver
 from toolout import datasets

@@ -19,7 +19,7 @@ import pytest
 @dataclass
 class LiveApi:
     url: str
-    stores: Any  # infra.stores.Stores (not imported here: see the module docstring)
+    stores: Any  # infra.wiring.stores.Stores (not imported here: see the module docstring)
 
 
 @pytest.fixture()
@@ -28,7 +28,7 @@ def live_api() -> Iterator[LiveApi]:
     from api.deps import Services
     from extraction.strategies.mapreduce import ModelLimits
     from infra.settings import Settings
-    from infra.stores import open_stores
+    from infra.wiring.stores import open_stores
     from tests.fixtures.api_server import serve_app
     from tests.workers.conftest import needle_model
     from tests.workers.test_pipeline import NEEDLE

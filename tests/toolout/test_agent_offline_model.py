@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def offline_model() -> Iterator[str]:
-    from infra.offline_model.server import create_app
+    from offline_model.server import create_app
     from tests.fixtures.api_server import serve_app
 
     with serve_app(create_app()) as url:

@@ -13,7 +13,7 @@ from api.deps import Services
 from extraction.protocols import LLM
 from extraction.strategies.mapreduce import ModelLimits
 from infra.settings import Settings
-from infra.stores import open_stores
+from infra.wiring.stores import open_stores
 from tests.workers.conftest import needle_model
 from tests.workers.test_partial import faulty, no_wrapper, on_chunks
 from tests.workers.test_pipeline import NEEDLE, document

@@ -11,7 +11,7 @@ from api.app import create_app
 from api.deps import Services
 from extraction.strategies.mapreduce import ModelLimits
 from infra.settings import Settings
-from infra.stores import open_stores
+from infra.wiring.stores import open_stores
 from tests.workers.conftest import needle_model
 from tests.workers.test_pipeline import NEEDLE, document
 from toolout.client import ToolOutAPIError, ToolOutClient

@@ -7,7 +7,7 @@ import threading
 from extraction.protocols import LLMReply
 from extraction.strategies.mapreduce import ModelLimits
 from extraction.testing import ScriptedLLM
-from infra.jobstore import JobStatus, new_job
+from infra.stores.jobs import JobStatus, new_job
 from tests.workers.conftest import CHUNK_NOTES, needle_model
 from tests.workers.test_pipeline import NEEDLE, document
 from tests.workers.test_read_grep import LOG, grepping_model

@@ -32,7 +32,7 @@ def test_the_quickstart_is_at_most_15_lines() -> None:
 
 @pytest.fixture()
 def offline_model() -> Iterator[str]:
-    from infra.offline_model.server import create_app
+    from offline_model.server import create_app
     from tests.fixtures.api_server import serve_app
 
     with serve_app(create_app()) as url:

@@ -14,9 +14,9 @@ from extraction.strategies.mapreduce import ModelLimits
 from extraction.testing import ScriptedLLM
 from extraction.texts.nonce import new_nonce
 from infra.blobstore.memory import MemoryBlobStore
-from infra.jobstore import JobRecord, MemoryJobStore
-from infra.records import MemoryRecordStore, OutputRecord, blob_key
 from infra.settings import Settings
+from infra.stores.jobs import JobRecord, MemoryJobStore
+from infra.stores.records import MemoryRecordStore, OutputRecord, blob_key
 from workers.runtime import Runtime
 
 NONCE_RE = re.compile(r"<ai-agent-([A-Za-z0-9]+)-FINAL")

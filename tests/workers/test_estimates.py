@@ -16,9 +16,9 @@ import pytest
 from extraction.documents.tokens import count_tokens
 from extraction.protocols import LLMReply, Usage
 from extraction.testing import ScriptedLLM
-from infra.estimates import ExtractionEstimate, estimate_extraction
-from infra.job_planning import plan_fresh
-from infra.jobstore import JobRecord, JobStatus
+from infra.planning.estimates import ExtractionEstimate, estimate_extraction
+from infra.planning.plans import plan_fresh
+from infra.stores.jobs import JobRecord, JobStatus
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document
 from tests.workers.test_read_grep import LOG, grepping_model

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from extraction.documents.lines import build_line_index
 from extraction.documents.stats import measure
-from infra.jobstore import JobStatus
-from infra.outputs import UploadMeta, WriteOptions, store_output
-from infra.records import OutputRecord
-from infra.versions import BytesSource
+from infra.outputs.storing import UploadMeta, WriteOptions, store_output
+from infra.outputs.versions import BytesSource
+from infra.stores.jobs import JobStatus
+from infra.stores.records import OutputRecord
 from tests.workers.conftest import needle_model, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from tests.workers.test_read_grep import LOG, grepping_model

@@ -11,7 +11,7 @@ import pytest
 from extraction.protocols import LLMReply, ToolCall, Usage
 from extraction.testing import ScriptedLLM
 from infra.errors import LLMBudgetExhausted
-from infra.jobstore import JobStatus
+from infra.stores.jobs import JobStatus
 from tests.workers.conftest import needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from tests.workers.test_read_grep import LOG

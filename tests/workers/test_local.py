@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infra.jobstore import new_job
+from infra.stores.jobs import new_job
 from tests.workers.conftest import needle_model, store_output
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from workers.local import LocalDispatcher

@@ -5,7 +5,7 @@ from __future__ import annotations
 from extraction.protocols import LLMReply
 from extraction.testing import ScriptedLLM
 from extraction.texts.report import FinalReport
-from infra.jobstore import JobStatus
+from infra.stores.jobs import JobStatus
 from tests.workers.conftest import store_output, submit
 from workers import outcomes
 

@@ -14,7 +14,7 @@ import pytest
 from extraction.protocols import LLMReply, Message, Usage
 from extraction.testing import ScriptedLLM
 from infra.errors import LLMCallError
-from infra.jobstore import JobStatus
+from infra.stores.jobs import JobStatus
 from tests.workers.conftest import CHUNK_NOTES, NONCE_RE, needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from workers import pipeline

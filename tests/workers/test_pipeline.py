@@ -5,7 +5,7 @@ from __future__ import annotations
 from extraction.protocols import LLMReply, Usage
 from extraction.testing import ScriptedLLM
 from extraction.texts.results import unknown_handle_text
-from infra.jobstore import JobStatus
+from infra.stores.jobs import JobStatus
 from tests.workers.conftest import needle_model, store_output, submit
 from workers import pipeline
 

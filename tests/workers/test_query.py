@@ -7,10 +7,10 @@ from typing import Any
 
 from extraction.protocols import LLMReply, ToolCall, Usage
 from extraction.testing import ScriptedLLM
-from infra.jobstore import JobStatus
-from infra.offline_model import OfflineModelConfig
-from infra.offline_model.responder import respond
-from infra.outputs import delete_stored_output
+from infra.outputs.storing import delete_stored_output
+from infra.stores.jobs import JobStatus
+from offline_model import OfflineModelConfig
+from offline_model.responder import respond
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from toolout.datasets import ORDER_NEEDLE, json_orders
 from workers import pipeline

@@ -5,9 +5,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 
-from infra.jobstore import JobStatus
-from infra.loaded_forms import wants_preload
-from infra.records import OutputRecord
+from infra.query.loaded_forms import wants_preload
+from infra.stores.jobs import JobStatus
+from infra.stores.records import OutputRecord
 from tests.workers.conftest import store_output
 from tests.workers.test_query import ORDERS, offline_llm, run
 from toolout.datasets import ORDER_NEEDLE

@@ -8,7 +8,7 @@ import pytest
 
 from extraction.errors import NotFound
 from infra.errors import BackendUnavailable
-from infra.jobstore import JobRecord, JobStatus, MemoryJobStore
+from infra.stores.jobs import JobRecord, JobStatus, MemoryJobStore
 from workers.tasks import quiet_when_over
 
 

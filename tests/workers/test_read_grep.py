@@ -7,7 +7,7 @@ import re
 
 from extraction.protocols import LLMReply, ToolCall, Usage
 from extraction.testing import ScriptedLLM
-from infra.jobstore import JobStatus
+from infra.stores.jobs import JobStatus
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from workers import pipeline
 from workers.agent import run_read_grep

@@ -7,9 +7,9 @@ import json
 
 from extraction.protocols import Usage
 from infra.errors import BackendUnavailable
-from infra.jobstore import RedisJobStore
-from infra.redis_client import connect
+from infra.redis.client import connect
 from infra.settings import Settings
+from infra.stores.jobs import RedisJobStore
 from tests.workers.conftest import needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document
 from workers import pipeline, tasks

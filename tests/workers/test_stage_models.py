@@ -7,10 +7,10 @@ from typing import Any
 from extraction.protocols import LLM, LLMReply, Message
 from extraction.strategies.mapreduce import ModelLimits
 from extraction.testing import ScriptedLLM
-from infra.jobstore import JobStatus
-from infra.models import ModelCatalog
-from infra.ratelimit import MemoryRateLimiter, RateLimit
-from infra.ratelimit.pacing import CALL, Pacer
+from infra.llm.catalog import ModelCatalog
+from infra.llm.ratelimit import MemoryRateLimiter, RateLimit
+from infra.llm.ratelimit.pacing import CALL, Pacer
+from infra.stores.jobs import JobStatus
 from tests.workers.conftest import CHUNK_NOTES, needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from workers.runtime import Runtime

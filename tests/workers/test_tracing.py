@@ -25,8 +25,8 @@ from extraction.strategies.mapreduce import ModelLimits
 from infra import tracing
 from infra.logs import JsonFormatter
 from infra.settings import Settings
-from infra.stores import open_stores
 from infra.tracing import LogContext
+from infra.wiring.stores import open_stores
 from tests.fixtures.api_server import answering_model_probe, serve_app
 from tests.fixtures.servers import wait_until
 from tests.workers.conftest import needle_model

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from extraction.protocols import LLMReply
 from extraction.testing import ScriptedLLM
-from infra.jobstore import JobStatus, RedisJobStore
-from infra.redis_client import connect
+from infra.redis.client import connect
+from infra.stores.jobs import JobStatus, RedisJobStore
 from tests.workers.conftest import CHUNK_NOTES, needle_model, store_output, submit
 from tests.workers.test_pipeline import NEEDLE, document, drive
 from workers import pipeline

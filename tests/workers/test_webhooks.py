@@ -6,8 +6,8 @@ import json
 
 from extraction.protocols import LLMReply
 from extraction.testing import ScriptedLLM
-from infra.jobstore import JobStatus, new_job
-from infra.webhooks import SIGNATURE_HEADER, tenant_secret, verify
+from infra.stores.jobs import JobStatus, new_job
+from infra.webhooks.delivery import SIGNATURE_HEADER, tenant_secret, verify
 from tests.fixtures.webhook_receiver import webhook_receiver
 from tests.workers.conftest import store_output
 from workers.local import LocalDispatcher

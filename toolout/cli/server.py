@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 if TYPE_CHECKING:
-    from infra.apikeys import ApiKeyStore
+    from infra.stores.apikeys import ApiKeyStore
 
 T = TypeVar("T")
 
@@ -51,9 +51,9 @@ def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> N
     """Serve the REST API (OpenAPI docs at /docs)."""
     import uvicorn
 
+    from extraction.tokenizer_files import ensure_offline_encodings
     from infra.logs import configure_logging
     from infra.settings import get_settings
-    from infra.tokenizer_files import ensure_offline_encodings
 
     ensure_offline_encodings()
     json_logs = configure_logging(get_settings())  # uvicorn's loggers then propagate to the JSON root handler
@@ -115,8 +115,8 @@ def offline_model(
     tpm: int | None = typer.Option(None, help="tokens per minute (prompt + max_tokens) it allows (0 = none)"),
 ) -> None:
     """Serve the deterministic offline model (OpenAI-compatible, no LLM inside; knobs: TOOLOUT_OFFLINE_*)."""
-    from infra.offline_model.config import OfflineModelConfig
-    from infra.offline_model.server import serve
+    from offline_model.config import OfflineModelConfig
+    from offline_model.server import serve
 
     limits = {name: str(value) for name, value in (("rpm", rpm), ("tpm", tpm)) if value is not None}
     serve(host, port, OfflineModelConfig.from_env().with_values(limits))
@@ -145,7 +145,7 @@ keys_app = typer.Typer(
 def _key_store() -> ApiKeyStore:
     """The key store on the Redis the API uses, with the keys configured in TOOLOUT_API_KEYS."""
     from infra.settings import Settings
-    from infra.stores import open_stores
+    from infra.wiring.stores import open_stores
 
     return open_stores(Settings()).api_keys
 
@@ -204,9 +204,9 @@ def migrate_keys(
     """Move sessions, outputs and idempotency keys written by a release before the Redis Cluster layout to their
     new names (TOOLOUT_REDIS_URL, a standalone Redis); running it again is a no-op."""
     from extraction.errors import InvalidInput
-    from infra.key_migration import migrate
-    from infra.redis_client import connect
+    from infra.redis.client import connect
     from infra.settings import Settings
+    from infra.stores.key_migration import migrate
 
     settings = Settings()
 

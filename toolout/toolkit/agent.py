@@ -74,7 +74,7 @@ def completion_effect(options: AgentOptions, history: list[dict[str, Any]]) -> L
     if options.tools:
         request["tools"] = options.tools
         # litellm 1.106 routes any request with tools through its MCP gateway, which imports the optional `mcp`
-        # package and fails without it; our tools are plain functions (the same flag as infra/llm.py's SKIP_MCP).
+        # package and fails without it; our tools are plain functions (the same flag as infra/llm/client.py's SKIP_MCP).
         request["_skip_mcp_handler"] = True
     return Local(
         run_sync=lambda: litellm_module().completion(**request),

@@ -3,7 +3,7 @@
 tiktoken downloads an encoding's BPE file on first use; agents often run without internet (and a
 download in the middle of an agent turn is never welcome). So:
 
-1. `infra.tokenizer_files.ensure_offline_encodings()` points tiktoken's cache at the files litellm
+1. `extraction.tokenizer_files.ensure_offline_encodings()` points tiktoken's cache at the files litellm
    ships, when litellm is installed (stdlib only: nothing is imported from litellm);
 2. if the encoding's file is in tiktoken's cache (`TIKTOKEN_CACHE_DIR`, `DATA_GYM_CACHE_DIR`, or
    tiktoken's default temp folder), tokens are counted exactly;
@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from extraction.documents.tokens import DEFAULT_ENCODING, count_tokens
-from infra.tokenizer_files import ensure_offline_encodings
+from extraction.tokenizer_files import ensure_offline_encodings
 
 TokenCounter = Callable[[str], int]
 ESTIMATE_BYTES_PER_TOKEN = 3

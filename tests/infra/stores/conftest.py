@@ -14,17 +14,17 @@ from typing import Any
 import pytest
 import redis
 
-from infra.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
-from infra.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
-from infra.jobstore import JobStore, MemoryJobStore, RedisJobStore
-from infra.records import MemoryRecordStore, RecordStore, RedisRecordStore
-from infra.resultcache import MemoryResultCache, RedisResultCache, ResultCache
+from infra.stores.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
+from infra.stores.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
+from infra.stores.jobs import JobStore, MemoryJobStore, RedisJobStore
+from infra.stores.records import MemoryRecordStore, RecordStore, RedisRecordStore
+from infra.stores.resultcache import MemoryResultCache, RedisResultCache, ResultCache
 
 KINDS = ["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.integration])]
 """The Redis leg needs a server (its `redis_client` is asked for at run time, so the mark is explicit)."""
 
 KINDS_WITH_CLUSTER = [*KINDS, pytest.param("cluster", marks=[pytest.mark.redis, pytest.mark.integration])]
-"""Every store is laid out for a Redis Cluster (`infra.keys`), so every contract also runs on one."""
+"""Every store is laid out for a Redis Cluster (`infra.redis.keys`), so every contract also runs on one."""
 
 REDIS_FIXTURES = {"redis": "redis_client", "cluster": "redis_cluster_client"}
 """The client fixture of each kind that has a server."""

@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from extraction.errors import InvalidInput, NotFound
-from infra.apikeys import ApiKeyInfo, ApiKeyStore
-from infra.apikeys.base import KEY_PREFIX
+from infra.stores.apikeys import ApiKeyInfo, ApiKeyStore
+from infra.stores.apikeys.base import KEY_PREFIX
 
 CONFIGURED_KEY = "configured-key-for-ops"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from infra.errors import IdempotencyKeyInUse, IdempotencyKeyReused
-from infra.idempotency import IdempotencyStore, Lease, StoredResponse, fingerprint
+from infra.stores.idempotency import IdempotencyStore, Lease, StoredResponse, fingerprint
 from tests.infra.stores.conftest import Clock
 
 RESPONSE = StoredResponse(202, '{"id": "j1"}', {"location": "/v1/extractions/j1"})

@@ -10,7 +10,7 @@ from extraction.errors import NotFound
 from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from infra.errors import TooManyRequests
-from infra.jobstore import JobRecord, JobStatus, JobStore, OverdueAction
+from infra.stores.jobs import JobRecord, JobStatus, JobStore, OverdueAction
 from tests.infra.stores.conftest import Clock
 
 

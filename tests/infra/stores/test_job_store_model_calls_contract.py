@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from extraction.protocols import Usage
-from infra.jobstore import JobRecord, JobStore, ModelCall, ModelFallback
+from infra.stores.jobs import JobRecord, JobStore, ModelCall, ModelFallback
 
 
 def new_job(jobs: JobStore, job_id: str = "j1", tenant: str = "dev") -> JobRecord:

@@ -1,5 +1,5 @@
 """The Lua scripts spell no model name themselves: fields, statuses and usage counters come from the header
-`infra.jobstore.scripts` generates from `JobRecord`, `Usage` and `JobStatus`, and every name a script
+`infra.stores.jobs.scripts` generates from `JobRecord`, `Usage` and `JobStatus`, and every name a script
 looks up in those tables exists. Shared helpers live once, in `_prelude.lua`.
 """
 
@@ -12,11 +12,11 @@ import pytest
 import redis
 
 from extraction.protocols import Usage
-from infra.jobstore.model import JobRecord, JobStatus
-from infra.jobstore.scripts import CODEC, SCRIPTS, names_header, script_source
-from infra.lua import PRELUDE, lua_table
+from infra.redis.lua import PRELUDE, lua_table
+from infra.stores.jobs.model import JobRecord, JobStatus
+from infra.stores.jobs.scripts import CODEC, SCRIPTS, names_header, script_source
 
-LUA_PACKAGES = ("infra.jobstore", "infra.records", "infra.idempotency")
+LUA_PACKAGES = ("infra.stores.jobs", "infra.stores.records", "infra.stores.idempotency")
 _LITERAL = re.compile(r"'([^']*)'|\"([^\"]*)\"")
 _LOOKUP = re.compile(r"\b(F|STATUS|USAGE_FIELD|TOTALS)\.([A-Za-z_]\w*)")
 _SHARED_HELPER = re.compile(r"^local function (\w+)", re.M)
@@ -68,8 +68,8 @@ def test_every_name_a_script_looks_up_is_generated(name: str) -> None:
 
 def test_the_job_scripts_share_their_helpers_through_the_prelude() -> None:
     """No script defines a helper of its own or repeats one: the ended check and usage block are in the prelude."""
-    job_scripts = {n: t for n, t in scripts().items() if n.startswith("infra.jobstore/")}
-    prelude = job_scripts.pop(f"infra.jobstore/{PRELUDE}.lua")
+    job_scripts = {n: t for n, t in scripts().items() if n.startswith("infra.stores.jobs/")}
+    prelude = job_scripts.pop(f"infra.stores.jobs/{PRELUDE}.lua")
     assert set(_SHARED_HELPER.findall(prelude)) >= {"job_ended", "not_live", "count_usage", "count_model_usage"}
     for name, text in job_scripts.items():
         assert not _SHARED_HELPER.findall(text), name
@@ -79,7 +79,7 @@ def test_the_job_scripts_share_their_helpers_through_the_prelude() -> None:
 
 def test_a_script_is_the_header_then_the_prelude_then_itself() -> None:
     source = script_source("reserve_call")
-    prelude = (files("infra.jobstore") / "lua" / f"{PRELUDE}.lua").read_text(encoding="utf-8")
+    prelude = (files("infra.stores.jobs") / "lua" / f"{PRELUDE}.lua").read_text(encoding="utf-8")
     assert source.startswith(names_header() + prelude)
     assert "local F = {" in names_header() and "status = 'status'" in names_header()
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from extraction.errors import NotFound
-from infra.records import OutputRecord, RecordStore, Space, new_id
+from infra.stores.records import OutputRecord, RecordStore, Space, new_id
 from tests.infra.stores.conftest import Clock
 from tests.infra.stores.test_record_store_contract import output
 

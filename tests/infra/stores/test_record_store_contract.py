@@ -6,7 +6,7 @@ import pytest
 
 from extraction.documents.stats import measure
 from extraction.errors import NotFound
-from infra.records import OutputRecord, RecordStore, blob_key, new_id
+from infra.stores.records import OutputRecord, RecordStore, blob_key, new_id
 from tests.infra.stores.conftest import Clock
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from infra.records import RecordStore
-from infra.records.base import MAX_PLANS
+from infra.stores.records import RecordStore
+from infra.stores.records.base import MAX_PLANS
 from tests.infra.stores.test_record_store_contract import output
 
 

@@ -16,16 +16,16 @@ import pytest
 from extraction.errors import NotFound
 from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
-from infra import keys
-from infra.apikeys import RedisApiKeyStore
 from infra.errors import TooManyRequests
-from infra.idempotency import RedisIdempotencyStore, StoredResponse
-from infra.jobstore import JobRecord, JobStatus, RedisJobStore
-from infra.jobstore.model import MAX_REDUCE_LEVELS
-from infra.jobstore.redis import CODEC
-from infra.jobstore.redis_indexes import ADMIT_GRACE_SECONDS
-from infra.records import RedisRecordStore, Space, new_id
-from infra.slots import key_slot
+from infra.redis import keys
+from infra.redis.slots import key_slot
+from infra.stores.apikeys import RedisApiKeyStore
+from infra.stores.idempotency import RedisIdempotencyStore, StoredResponse
+from infra.stores.jobs import JobRecord, JobStatus, RedisJobStore
+from infra.stores.jobs.model import MAX_REDUCE_LEVELS
+from infra.stores.jobs.redis import CODEC
+from infra.stores.jobs.redis_indexes import ADMIT_GRACE_SECONDS
+from infra.stores.records import RedisRecordStore, Space, new_id
 from tests.infra.stores.conftest import REDIS_FIXTURES, Clock
 from tests.infra.stores.test_record_store_contract import output
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infra.resultcache import MAX_SOURCES, ResultCache
+from infra.stores.resultcache import MAX_SOURCES, ResultCache
 from tests.infra.stores.conftest import Clock
 
 

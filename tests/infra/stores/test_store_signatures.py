@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from extraction.protocols import BlobReader
-from infra.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
 from infra.blobstore import BlobStore, LocalBlobStore, MemoryBlobStore, S3BlobStore
-from infra.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
-from infra.jobstore import JobStore, MemoryJobStore, RedisJobStore
-from infra.records import MemoryRecordStore, RecordStore, RedisRecordStore
-from infra.resultcache import MemoryResultCache, RedisResultCache, ResultCache
+from infra.stores.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
+from infra.stores.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
+from infra.stores.jobs import JobStore, MemoryJobStore, RedisJobStore
+from infra.stores.records import MemoryRecordStore, RecordStore, RedisRecordStore
+from infra.stores.resultcache import MemoryResultCache, RedisResultCache, ResultCache
 
 FAMILIES: dict[type, list[type]] = {
     JobStore: [RedisJobStore, MemoryJobStore],

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration  # the offline model and the embedded API s
 
 @pytest.fixture(scope="module")
 def model_url() -> Iterator[str]:
-    from infra.offline_model.server import create_app
+    from offline_model.server import create_app
     from tests.fixtures.api_server import serve_app
 
     with serve_app(create_app()) as url:

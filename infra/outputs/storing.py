@@ -1,0 +1,120 @@
+"""Storing one measured tool output as a variable or a file of its session: content, indexes, record, alias.
+
+Shared by the API's upload route (the content comes from a spool file) and the embedded mode (the
+content is in memory), so both store an output the same way and the pipeline finds the same layout.
+Where it goes and how it joins what is there is `infra.outputs.placement`; how a version is written (inline
+in its record when small, else a blob with its token and line indexes) is `infra.outputs.versions`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from extraction.documents.lines import LineIndex
+from extraction.documents.stats import Measured
+from extraction.errors import NotFound
+from infra.blobstore import BlobStore
+from infra.outputs.content import stored_blob_keys
+from infra.outputs.placement import DEFAULT_TARGET, Target, place
+from infra.outputs.versions import (
+    LINE_INDEX_SUFFIX,
+    TOKEN_INDEX_SUFFIX,
+    Known,
+    Part,
+    Source,
+    UploadMeta,
+    WriteBlob,
+    WriteOptions,
+    Writer,
+)
+from infra.settings import Settings
+from infra.stores.records import OutputRecord, RecordStore, SessionRecord
+
+log = logging.getLogger("toolout.outputs")
+
+__all__ = [
+    "LINE_INDEX_SUFFIX",
+    "TOKEN_INDEX_SUFFIX",
+    "Target",
+    "UploadMeta",
+    "WriteBlob",
+    "WriteOptions",
+    "delete_stored_output",
+    "output_blob_keys",
+    "store_output",
+    "write_options",
+]
+
+
+def write_options(settings: Settings) -> WriteOptions:
+    """How this deployment writes versions of outputs (`infra.outputs.versions`)."""
+    return WriteOptions(
+        inline_max_bytes=settings.inline_output_max_bytes,
+        encoding=settings.tokenizer_encoding,
+        block_size=settings.blob_read_block_bytes,
+    )
+
+
+def loaded_form_prefix(record: OutputRecord) -> str:
+    """Where the query strategy keeps an output's tables (`infra.query.query_prefix`, without importing DuckDB)."""
+    return f"{record.blob_key}.duckdb/"
+
+
+def output_blob_keys(record: OutputRecord) -> list[str]:
+    return stored_blob_keys(record)
+
+
+def store_output(
+    blobs: BlobStore,
+    records: RecordStore,
+    session: SessionRecord,
+    meta: UploadMeta,
+    measured: Measured,
+    lines: LineIndex,
+    write_blob: WriteBlob,
+    *,
+    target: Target = DEFAULT_TARGET,
+    options: WriteOptions | None = None,
+    source: Source | None = None,
+    chars: int | None = None,
+    head: bytes | None = None,
+) -> OutputRecord:
+    """Store the output at `target` (by default under the next `<tool>_<n>` name); all or nothing.
+
+    `source` lets the content be read again without a round trip to the blob store (the spool file);
+    `chars` and `head` (its first `infra.outputs.content.HEAD_BYTES`) are measured from the stored content
+    when not given. A failure, or the session vanishing meanwhile, removes what was written.
+    """
+    writer = Writer(blobs, session, options or WriteOptions())
+    part = Part(writer, meta, Known(measured, lines, chars, head), write_blob=write_blob, source=source)
+    try:
+        record = place(records, part, target)
+    except NotFound:
+        raise _deleted_during_upload(session.id) from None
+    try:
+        _check_session_survived(records, record)
+    except BaseException:
+        delete_stored_output(blobs, records, record)
+        raise
+    return record
+
+
+def delete_stored_output(blobs: BlobStore, records: RecordStore, record: OutputRecord) -> None:
+    """Remove one version: its blobs first, so a failure leaves a record a retry can still find."""
+    for key in output_blob_keys(record):
+        blobs.delete(key)
+    if record.inline is None:
+        blobs.delete_prefix(loaded_form_prefix(record))  # the query strategy's Parquet tables, if any
+    records.delete_output(record)
+
+
+def _check_session_survived(records: RecordStore, record: OutputRecord) -> None:
+    """A DELETE or sweep that ran during the upload must not leave an output behind in a dead session."""
+    try:
+        records.get_session(record.session_id, record.tenant)
+    except NotFound:
+        raise _deleted_during_upload(record.session_id) from None
+
+
+def _deleted_during_upload(session_id: str) -> NotFound:
+    return NotFound(f"session {session_id!r} was deleted during the upload", session_id=session_id)

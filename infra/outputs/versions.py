@@ -1,0 +1,315 @@
+"""Writing one version of an output: its content (inline or a blob), its indexes and what was measured.
+
+A version never changes once written (`infra.stores.records.model.OutputRecord`), so a reader streaming it,
+or an extraction job chunking it, can never see two contents mixed. Writing a variable or a file
+therefore always means writing a new version and then moving its alias (`infra.outputs.placement`):
+
+* the uploaded `Part` becomes a version as it is (write modes `replace`, `new`, a first `append`);
+* `appended(current, part)` streams the current version's content, the separator of
+  `extraction.buffers.store.append_separator` and the part into a new version, measuring it on the
+  way (stats, token index, line index, characters, preview) — never holding it whole.
+
+Small contents (at most `WriteOptions.inline_max_bytes`) are kept in the record itself: storing a
+200-byte output then costs no blob round trip at all, and reading it none either.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+from extraction.buffers.store import append_separator, appended_content_type
+from extraction.documents.lines import LineIndex, LineIndexBuilder, count_chars
+from extraction.documents.stats import Measured, StatsCounter
+from extraction.documents.tokens import DEFAULT_ENCODING
+from extraction.variables.prompts import preview, preview_from_head
+from infra.blobstore import BlobStore
+from infra.outputs.content import HEAD_BYTES, char_count, head_text, iter_content, json_candidate, read_content
+from infra.stores.records import OutputRecord, SessionRecord, blob_key, new_id
+
+log = logging.getLogger("toolout.versions")
+
+TOKEN_INDEX_SUFFIX, LINE_INDEX_SUFFIX = ".tokidx", ".lines"
+"""The indexes stored beside each output blob (`docs/architecture.md`, storage layout)."""
+
+WriteBlob = Callable[[str], None]
+"""Writes the output's bytes under the given blob key (from a file, or from memory)."""
+
+
+@dataclass
+class UploadMeta:
+    """Where the output came from, as the agent framework describes it."""
+
+    tool_name: str = "unknown"
+    tool_args: str = "{}"
+    content_type: str = "text/plain"
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """How versions are written: the inline threshold (0: always a blob), tokenizer, read block, clock."""
+
+    inline_max_bytes: int = 0
+    encoding: str = DEFAULT_ENCODING
+    block_size: int = 8 << 20
+    clock: Callable[[], float] = time.time
+
+
+@dataclass(frozen=True)
+class Known:
+    """What is measured of a content: stats + token index, line index, characters, its first bytes."""
+
+    measured: Measured
+    lines: LineIndex
+    chars: int | None = None
+    head: bytes | None = None
+
+
+class Source(Protocol):
+    """Content that can be read again from the start (a spool file, bytes, a stored output)."""
+
+    def blocks(self, block_size: int) -> Iterator[bytes]: ...
+
+
+class BytesSource:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def blocks(self, block_size: int) -> Iterator[bytes]:
+        return (self.data[i : i + block_size] for i in range(0, len(self.data), block_size))
+
+
+class FileSource:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def blocks(self, block_size: int) -> Iterator[bytes]:
+        with open(self.path, "rb") as file:
+            while block := file.read(block_size):
+                yield block
+
+
+class StoredSource:
+    def __init__(self, blobs: BlobStore, record: OutputRecord) -> None:
+        self.blobs, self.record = blobs, record
+
+    def blocks(self, block_size: int) -> Iterator[bytes]:
+        return iter_content(self.blobs, self.record, block_size=block_size)
+
+
+class Meter:
+    """Measures content as it streams by: what ingest and appends both need, in one pass."""
+
+    def __init__(self, encoding: str) -> None:
+        self._stats = StatsCounter(encoding)
+        self._lines = LineIndexBuilder()
+        self._chars = 0
+        self._head = bytearray()
+
+    def feed(self, block: bytes) -> None:
+        self._stats.feed(block)
+        self._lines.feed(block)
+        self._chars += count_chars(block)
+        if len(self._head) < HEAD_BYTES:
+            self._head += block[: HEAD_BYTES - len(self._head)]
+
+    def metered(self, blocks: Iterable[bytes]) -> Iterator[bytes]:
+        for block in blocks:
+            self.feed(block)
+            yield block
+
+    def finish(self) -> Known:
+        return Known(self._stats.finish(), self._lines.finish(), self._chars, bytes(self._head))
+
+
+def preview_of(head: bytes, size: int, content_type: str, *, parts: int = 1) -> str:
+    """About 100 chars of the content for listings and the instructions (compact JSON when it is JSON).
+
+    Appended content (`parts` > 1) is text, whatever it looks like (`infra.variable_values`).
+    """
+    text = head_text(head)
+    maybe_json = parts == 1 and json_candidate(content_type, head)
+    if size > len(head):
+        return preview_from_head(text, is_json=maybe_json, more=True)
+    if maybe_json:
+        try:
+            return preview(json.loads(head))
+        except ValueError:
+            pass
+    return preview(text)
+
+
+class Writer:
+    """Writes versions into one session's blob space."""
+
+    def __init__(self, blobs: BlobStore, session: SessionRecord, options: WriteOptions) -> None:
+        self.blobs, self.session, self.options = blobs, session, options
+
+    def record(
+        self,
+        meta: UploadMeta,
+        known: Known,
+        *,
+        inline: bytes | None,
+        created_at: float | None,
+        handle: str | None = None,
+        parts: int = 1,
+    ) -> OutputRecord:
+        """A new version's record (a fresh handle unless given); the caller stores its content under `blob_key`."""
+        handle, now = handle or new_id(), self.options.clock()
+        key = blob_key(self.session.id, handle)
+        stats = known.measured.stats
+        return OutputRecord(
+            handle=handle,
+            session_id=self.session.id,
+            tenant=self.session.tenant,
+            tool_name=meta.tool_name,
+            tool_args=meta.tool_args,
+            content_type=meta.content_type,
+            source=meta.source,
+            stats=stats,
+            blob_key=key,
+            index_key=f"{key}{TOKEN_INDEX_SUFFIX}",
+            lines_key=None if inline is not None else f"{key}{LINE_INDEX_SUFFIX}",
+            created_at=now if created_at is None else created_at,
+            updated_at=now,
+            chars=known.chars,
+            preview=preview_of(known.head or b"", stats.bytes, meta.content_type, parts=parts),
+            parts=parts,
+            inline=inline,
+        )
+
+    def store_indexes(self, record: OutputRecord, known: Known) -> None:
+        if record.inline is None and record.lines_key:
+            self.blobs.put_bytes(record.index_key, known.measured.index.model_dump_json().encode())
+            self.blobs.put_bytes(record.lines_key, known.lines.model_dump_json().encode())
+
+    def discard(self, record: OutputRecord) -> None:
+        """Best effort: what survives is removed with the session (a prefix delete)."""
+        try:
+            for key in (record.blob_key, record.index_key, record.lines_key):
+                if key and record.inline is None:
+                    self.blobs.delete(key)
+        except Exception:
+            log.warning("could not remove the blobs of unused version %s", record.handle, exc_info=True)
+
+    def appended(self, current: OutputRecord, part: Part) -> OutputRecord:
+        """A new version: `current`'s content, the separator, then the part's (streamed and measured)."""
+        size = current.stats.bytes
+        last = read_content(self.blobs, current, size - 1, size) if size else b""
+        separator = append_separator(last.decode("latin-1")).encode()  # one byte, one char: only "\n" matters
+        blocks = itertools.chain(
+            iter_content(self.blobs, current, block_size=self.options.block_size),
+            [separator] if separator else [],
+            part.blocks(),
+        )
+        content_type = appended_content_type(current.content_type, part.meta.content_type)
+        meta = replace(part.meta, content_type=content_type)
+        total, parts = size + len(separator) + part.size, current.parts + 1
+        if total <= self.options.inline_max_bytes:
+            return self.inline_version(meta, b"".join(blocks), created_at=current.created_at, parts=parts)
+        return self.streamed_version(meta, blocks, created_at=current.created_at, parts=parts)
+
+    def inline_version(self, meta: UploadMeta, data: bytes, *, created_at: float | None, parts: int) -> OutputRecord:
+        meter = Meter(self.options.encoding)
+        meter.feed(data)
+        return self.record(meta, meter.finish(), inline=data, created_at=created_at, parts=parts)
+
+    def streamed_version(
+        self, meta: UploadMeta, blocks: Iterable[bytes], *, created_at: float | None, parts: int
+    ) -> OutputRecord:
+        """Stream `blocks` into a new blob, measuring them on the way (the blob store pulls them)."""
+        meter, handle = Meter(self.options.encoding), new_id()
+        self.blobs.put_stream(blob_key(self.session.id, handle), meter.metered(blocks))
+        known = meter.finish()
+        record = self.record(meta, known, inline=None, created_at=created_at, handle=handle, parts=parts)
+        try:
+            self.store_indexes(record, known)
+        except BaseException:
+            self.discard(record)
+            raise
+        return record
+
+
+class Part:
+    """The output being stored: measured once, written as a version of its own only if it becomes one.
+
+    An append to an existing variable does not need the part as a version (the combined content is
+    written instead), so the part is materialised lazily: `blocks()` reads it from its `source` (the
+    spool file) until then, and from its stored version after.
+    """
+
+    def __init__(
+        self,
+        writer: Writer,
+        meta: UploadMeta,
+        known: Known,
+        *,
+        write_blob: WriteBlob,
+        source: Source | None = None,
+    ) -> None:
+        self.writer, self.meta, self.known = writer, meta, known
+        self._write_blob, self._source = write_blob, source
+        self._version: OutputRecord | None = None
+
+    @property
+    def size(self) -> int:
+        return self.known.measured.stats.bytes
+
+    @property
+    def materialised(self) -> OutputRecord | None:
+        return self._version
+
+    def blocks(self) -> Iterator[bytes]:
+        block = self.writer.options.block_size
+        if self._version is None and self._source is not None:
+            return self._source.blocks(block)
+        return iter_content(self.writer.blobs, self.version(), block_size=block)
+
+    def version(self) -> OutputRecord:
+        """The part as a version of its own (written once; later calls return the same record)."""
+        if self._version is None:
+            self._version = self._write()
+        return self._version
+
+    def _write(self) -> OutputRecord:
+        writer, inline = self.writer, self._small_content()
+        if inline is not None and (self.known.chars is None or self.known.head is None):
+            self.known = replace(self.known, chars=count_chars(inline), head=inline[:HEAD_BYTES])
+        known = self.known
+        record = writer.record(self.meta, known, inline=inline, created_at=None)
+        if inline is not None:
+            return record
+        try:
+            self._write_blob(record.blob_key)
+            writer.store_indexes(record, known)
+            if known.chars is None or known.head is None:
+                record = self._completed(record)
+        except BaseException:
+            writer.discard(record)
+            raise
+        return record
+
+    def _small_content(self) -> bytes | None:
+        if self._source is None or self.size > self.writer.options.inline_max_bytes:
+            return None
+        return b"".join(self._source.blocks(self.writer.options.block_size))
+
+    def _completed(self, record: OutputRecord) -> OutputRecord:
+        """Characters and preview for a part written by a callback that did not report them (embedded mode)."""
+        blobs = self.writer.blobs
+        chars = char_count(iter_content(blobs, record, block_size=self.writer.options.block_size))
+        head = read_content(blobs, record, 0, HEAD_BYTES)
+        known = replace(self.known, chars=chars, head=head)
+        self.known = known
+        return record.model_copy(
+            update={"chars": chars, "preview": preview_of(head, record.stats.bytes, record.content_type)}
+        )

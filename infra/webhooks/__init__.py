@@ -1,0 +1,1 @@
+"""Where a finished job may be POSTed, how the body is signed, one delivery attempt."""

@@ -1,0 +1,1 @@
+"""Opens a process's stores from settings, once, in an entry point (API, worker, embedded mode)."""
