@@ -23,12 +23,12 @@ from infra.llm.info import model_limits_for
 from infra.llm.probe import ModelProbe
 from infra.settings import Settings
 from infra.stores.apikeys import ApiKeyStore
+from infra.stores.bundle import Stores
 from infra.stores.idempotency import IdempotencyStore
 from infra.stores.jobs import JobStore
 from infra.stores.jobs.ends import JobEnds
 from infra.stores.records import DEFAULT_TENANT, RecordStore
 from infra.stores.resultcache import ResultCache
-from infra.wiring.stores import Stores
 from workers.dispatcher import Dispatcher
 
 

@@ -40,8 +40,9 @@ from extraction.tokenizer_files import ensure_offline_encodings
 from infra.outputs.storing import UploadMeta, store_output
 from infra.query.loaded_forms import wants_preload
 from infra.settings import Settings
+from infra.stores.bundle import Stores
 from infra.stores.jobs import JobRecord, new_job
-from infra.wiring.stores import MEMORY_URL, Stores, open_stores
+from infra.wiring.stores import MEMORY_URL, open_stores
 from workers.local import LocalDispatcher
 from workers.runtime import build_runtime
 

@@ -15,9 +15,9 @@ from infra.llm.catalog import ModelCatalog, pacer_for
 from infra.llm.info import model_limits_for
 from infra.query.loaded_forms import LoadedForms, MemoryLoadedForms
 from infra.settings import Settings
+from infra.stores.bundle import Stores
 from infra.stores.jobs import JobRecord, JobStore
 from infra.stores.records import RecordStore
-from infra.wiring.stores import Stores
 
 
 @dataclass

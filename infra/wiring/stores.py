@@ -2,51 +2,29 @@
 
 `TOOLOUT_REDIS_URL=memory://` gives the twins (one process only: the embedded mode, unit tests);
 any `redis://` URL gives the Redis implementations sharing one connection pool. Entry points (the
-API's app factory, the worker boot, `toolout.local`) call `open_stores` once and pass the result on.
+API's app factory, the worker boot, `toolout.local`) call `open_stores` once and pass the result on;
+everything else takes the `Stores` bundle (`infra.stores.bundle`) it is handed.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from infra.blobstore import BlobStore, open_blob_store_from_settings
-from infra.llm.ratelimit import MemoryRateLimiter, RateLimiter, RedisRateLimiter
-from infra.query.loaded_forms import LoadedForms, MemoryLoadedForms, RedisLoadedForms
+from infra.llm.ratelimit import MemoryRateLimiter, RedisRateLimiter
+from infra.query.loaded_forms import RedisLoadedForms
 from infra.redis.client import connect, redis_errors
 from infra.settings import Settings
-from infra.stores.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
-from infra.stores.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
+from infra.stores.apikeys import MemoryApiKeyStore, RedisApiKeyStore
+from infra.stores.bundle import EndListener, Stores
+from infra.stores.idempotency import MemoryIdempotencyStore, RedisIdempotencyStore
 from infra.stores.jobs import JobStore, MemoryJobStore, RedisJobStore
 from infra.stores.jobs.end_feed import RedisEndFeed
-from infra.stores.records import MemoryRecordStore, RecordStore, RedisRecordStore
-from infra.stores.resultcache import MemoryResultCache, RedisResultCache, ResultCache
+from infra.stores.records import MemoryRecordStore, RedisRecordStore
+from infra.stores.resultcache import MemoryResultCache, RedisResultCache
 
 MEMORY_URL = "memory://"
-
-EndListener = Callable[[str], None]
-"""Called with a job id as the job ends, from a thread of the store's choosing."""
-
-
-@dataclass
-class Stores:
-    """The state a process works on; `ping` checks the state backend, `close` releases it."""
-
-    records: RecordStore
-    jobs: JobStore
-    api_keys: ApiKeyStore
-    idempotency: IdempotencyStore
-    cache: ResultCache
-    blobs: BlobStore
-    ping: Callable[[], object]
-    close: Callable[[], None]
-    follow_ends: Callable[[EndListener], Callable[[], None]]
-    """Start calling the listener with every job that ends, in any process; returns the function that stops it."""
-    limiter: RateLimiter = field(default_factory=MemoryRateLimiter)
-    """Provider limits (rpm/tpm per model) shared by every process on the same Redis."""
-    loaded: LoadedForms = field(default_factory=MemoryLoadedForms)
-    """The query strategy's load locks and kept-tables pointers (`infra.query.loaded_forms`)."""
 
 
 def open_stores(settings: Settings) -> Stores:

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from infra.stores.bundle import Stores
 from infra.stores.jobs import JobRecord, JobStatus
 from infra.stores.jobs.ends import EndWatch, JobEnds
-from infra.wiring.stores import Stores, memory_stores, redis_stores
+from infra.wiring.stores import memory_stores, redis_stores
 from tests.fixtures.api_server import api_settings
 
 LONG = 30.0
