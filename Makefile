@@ -40,6 +40,7 @@ lint: install
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(PY) -m toolout._unasync --check
 
 # Branch coverage of every process the tests start (pyproject's [tool.coverage.*]): the table lists the
 # files not fully covered, worst first, and the run fails under `fail_under`. Plain `pytest` measures nothing.
