@@ -96,12 +96,18 @@ def sendable_sync(request: Request) -> Request:
 
 async def encoded(chunks: AsyncIterable[str] | Iterable[str]) -> AsyncIterator[bytes]:
     """The chunks as UTF-8 bytes (the async client takes a sync or an async iterable)."""
-    if isinstance(chunks, AsyncIterable):
-        async for chunk in chunks:
-            yield chunk.encode("utf-8")
+    async for chunk in as_async(chunks):
+        yield chunk.encode("utf-8")
+
+
+async def as_async(items: AsyncIterable[T] | Iterable[T]) -> AsyncIterator[T]:
+    """Either kind of iterable, iterated with `async for` (the toolkit's `aresolve_stream` takes both too)."""
+    if isinstance(items, AsyncIterable):
+        async for item in items:
+            yield item
     else:
-        for chunk in chunks:
-            yield chunk.encode("utf-8")
+        for item in items:
+            yield item
 
 
 def encoded_sync(chunks: Iterable[str]) -> Iterator[bytes]:
