@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from toolout import _unasync
 
@@ -32,6 +36,24 @@ def test_the_rewrite_drops_async_and_renames_whole_words_only() -> None:
     assert "sendables = run_async_later" in out  # a name inside a longer name is left alone
 
 
-def test_the_command_line_check_exits_zero_when_up_to_date() -> None:
-    assert _unasync.main(["--check"]) == 0
+def test_the_command_line_make_lint_runs_exits_zero_when_up_to_date() -> None:
+    check = [sys.executable, "-m", "toolout._unasync", "--check"]
+    done = subprocess.run(check, cwd=_unasync.ROOT, capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (0, "")
     assert _unasync.main(["--bogus"]) == 2
+
+
+def test_without_arguments_it_writes_the_generated_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[bool] = []
+    monkeypatch.setattr(_unasync, "write", lambda: written.append(True))
+    assert _unasync.main([]) == 0 and written == [True]
+
+
+def test_a_source_it_cannot_rewrite_or_format_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match="module docstring"):
+        _unasync.unasync("x = 1\n", "a/b.py")
+    with pytest.raises(RuntimeError, match="ruff format failed"):
+        _unasync.formatted("def (:\n", "a/b.py")
+    monkeypatch.setattr(shutil, "which", lambda *_, **__: None)
+    with pytest.raises(RuntimeError, match="dev extra"):
+        _unasync.formatted("x = 1\n", "a/b.py")
