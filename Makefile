@@ -41,6 +41,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-logo --no-cache  # the import contracts in pyproject.toml
+	$(PY) -m toolout._unasync --check  # the generated sync SDK client matches its async source
 
 # Branch coverage of every process the tests start (pyproject's [tool.coverage.*]): the table lists the
 # files not fully covered, worst first, and the run fails under `fail_under`. Plain `pytest` measures nothing.

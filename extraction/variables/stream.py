@@ -14,6 +14,10 @@ With `strict=True`, `feed` raises the first such error; the stream is then unusa
 Non-text items (tool calls, events) pass through unchanged and in order. They end a text run:
 the held suffix is flushed before them, and the text after them starts a new run (a `$ref`
 cannot span a non-text item, since the text around it is not contiguous).
+
+Sync and async twins: the decision what an item lets out is `push`/`end`, written once; the sync
+and async iterators are three-line loops around it (a shared helper, not generated code: a
+generator would copy ten lines to save four, and the toolkit's plan-based resolver reuses `push` too).
 """
 
 from __future__ import annotations
@@ -61,30 +65,34 @@ class VariableStream:
         self._before = ""
         return self._resolver.render(text, spans)
 
+    def push(self, item: str | Item) -> list[str | Item]:
+        """What one stream item lets out: its resolved text, or the held text then the non-text item.
+
+        The one place the streaming decision lives: `resolve_iter`, `aresolve_iter` and the
+        toolkit's plan-based `StreamResolver` only differ in how they wait for the next item.
+        """
+        if isinstance(item, str):
+            text = self.feed(item)
+            return [text] if text else []
+        return [*self.end(), item]
+
+    def end(self) -> list[str]:
+        """`finish()` as a list of outputs (none for an empty tail)."""
+        tail = self.finish()
+        return [tail] if tail else []
+
     def resolve_iter(self, items: Iterable[str | Item]) -> Iterator[str | Item]:
         """Resolved text (non-empty pieces) and non-text items, in order."""
         for item in items:
-            if isinstance(item, str):
-                if out := self.feed(item):
-                    yield out
-                continue
-            if tail := self.finish():
-                yield tail
-            yield item
-        if tail := self.finish():
-            yield tail
+            yield from self.push(item)
+        yield from self.end()
 
     async def aresolve_iter(self, items: AsyncIterable[str | Item]) -> AsyncIterator[str | Item]:
         """`resolve_iter` for async streams (lookups stay synchronous: wrap a blocking source yourself)."""
         async for item in items:
-            if isinstance(item, str):
-                if out := self.feed(item):
-                    yield out
-                continue
-            if tail := self.finish():
-                yield tail
-            yield item
-        if tail := self.finish():
+            for out in self.push(item):
+                yield out
+        for tail in self.end():
             yield tail
 
 

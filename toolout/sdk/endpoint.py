@@ -12,13 +12,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, cast, overload
 
 from toolout.sdk import jobs as job_calls
 from toolout.sdk import outputs as output_calls
 from toolout.sdk import variables as variable_calls
+from toolout.sdk.driving import Transport
 from toolout.sdk.plans import Plan
-from toolout.sdk.transport import AsyncTransport, SyncTransport
+
+if TYPE_CHECKING:  # the clients import this module: at runtime a transport is recognised by its base
+    from toolout.sdk.async_client import AsyncTransport
+    from toolout.sdk.sync_client import SyncTransport
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -41,10 +45,10 @@ class endpoint(Generic[P, T]):
     def __get__(self, obj: object, owner: type[Any]) -> Any:
         if obj is None:
             return self
-        if not isinstance(obj, SyncTransport | AsyncTransport):
+        if not isinstance(obj, Transport):
             raise TypeError(f"{self.plan.__name__} needs a client with a transport, not {type(obj).__name__}")
         plan = self.plan
-        transport: SyncTransport | AsyncTransport = obj
+        transport = cast("SyncTransport | AsyncTransport", obj)  # the only two subclasses of Transport
 
         @functools.wraps(plan)
         def bound(*args: Any, **kwargs: Any) -> Any:

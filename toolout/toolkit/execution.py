@@ -10,6 +10,9 @@ at its next `await`.
 The worker is a daemon thread of its own, not the loop's default executor: `asyncio.run` (and so
 `Tool.run_sync`) joins the default executor's threads before returning, which would make a
 timed-out or canceled sync tool block the caller until it finished anyway.
+
+A call races its token with `toolout.sdk.cancellation.until_canceled`, the same race the async client
+runs each request through (one copy: the SDK cannot import the toolkit, so it lives there).
 """
 
 from __future__ import annotations
@@ -22,9 +25,6 @@ import threading
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import Any, TypeVar
-
-from toolout.toolkit.cancel import CancelToken
-from toolout.toolkit.errors import ToolCanceled
 
 T = TypeVar("T")
 
@@ -82,34 +82,3 @@ async def with_timeout(work: Awaitable[T], timeout: float | None) -> T:
         return await asyncio.wait_for(work, timeout)
     except TimeoutError:
         raise TimeoutError(f"timed out after {timeout:g} s") from None
-
-
-async def until_canceled(work: Awaitable[T], token: CancelToken) -> T:
-    """Run `work` unless `token` is canceled first: then cancel it and raise `ToolCanceled`.
-
-    Cancelling the task that awaits this cancels `work` too.
-    """
-    if token.canceled:
-        if inspect.iscoroutine(work):
-            work.close()  # never started: close it so asyncio does not warn it was never awaited
-        token.raise_if_canceled()
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(token.wait())
-    try:
-        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    except BaseException:
-        task.cancel()
-        raise
-    finally:
-        watcher.cancel()
-    if not task.done():
-        task.cancel()
-        task.add_done_callback(_consume)
-        raise ToolCanceled(token.reason or "canceled")
-    return task.result()
-
-
-def _consume(task: asyncio.Future[Any]) -> None:
-    """Retrieve an abandoned task's outcome so asyncio does not report it as never retrieved."""
-    if not task.cancelled():
-        task.exception()

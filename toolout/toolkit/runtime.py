@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from extraction.documents.tokens import DEFAULT_ENCODING
 from toolout.client import AsyncToolOutClient, ToolOutClient
+from toolout.sdk.driving import as_async
 from toolout.sdk.plans import Plan
 from toolout.sdk.variables import Style
 from toolout.toolkit.adapters import tool_calls_of
@@ -161,7 +162,7 @@ class Toolkit:
 
     async def aresolve_stream(self, items: AsyncIterable[str | T] | Iterable[str | T]) -> AsyncIterator[str | T]:
         resolver = await self._arun(self.session.stream())
-        async for item in _aiter(items):
+        async for item in as_async(items):
             for out in await self._arun(resolver.push(item)):
                 yield out
         for out in await self._arun(resolver.end()):
@@ -261,12 +262,3 @@ def _index_tools(tools: Iterable[Tool]) -> dict[str, Tool]:
             raise ToolDefinitionError(f"two tools named {item.name!r}")
         index[item.name] = item
     return index
-
-
-async def _aiter(items: AsyncIterable[T] | Iterable[T]) -> AsyncIterator[T]:
-    if isinstance(items, AsyncIterable):
-        async for item in items:
-            yield item
-    else:
-        for item in items:
-            yield item

@@ -80,22 +80,17 @@ class StreamResolver:
         return self.stream.warnings
 
     def push(self, item: Any) -> Plan[list[Any]]:
-        """What to emit for one stream item: resolved text, or the held text then a non-text item."""
+        """What to emit for one stream item (`VariableStream.push`), once its references are looked up."""
         if isinstance(item, str):
-            text = yield from self._feed(item)
-            return [text] if text else []
-        tail = yield from self.end()
-        return [*tail, item]
+            yield from self._prefetch(self.stream.pending + item, final=False)
+        else:
+            yield from self._prefetch(self.stream.pending, final=True)
+        return self.stream.push(item)
 
     def end(self) -> Plan[list[str]]:
         """The end of a text run: what was held back, resolved."""
         yield from self._prefetch(self.stream.pending, final=True)
-        tail = self.stream.finish()
-        return [tail] if tail else []
-
-    def _feed(self, chunk: str) -> Plan[str]:
-        yield from self._prefetch(self.stream.pending + chunk, final=False)
-        return self.stream.feed(chunk)
+        return self.stream.end()
 
     def _prefetch(self, text: str, *, final: bool) -> Plan[None]:
         """Look up the references `text` completes (a superset of what the stream will render)."""

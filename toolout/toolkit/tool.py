@@ -27,11 +27,12 @@ from pydantic import BaseModel
 
 from extraction.errors import StrictSchemaError
 from extraction.schemas.strict_schema import strict_schema
+from toolout.sdk.cancellation import until_canceled
 from toolout.toolkit.args import InvalidArguments, RawArguments, parse_arguments
 from toolout.toolkit.callbacks import CallbackFn, Callbacks, Outcome, run_with_callbacks
 from toolout.toolkit.context import ToolContext
 from toolout.toolkit.errors import ToolDefinitionError, ToolkitError
-from toolout.toolkit.execution import call_tool_code, until_canceled, with_timeout
+from toolout.toolkit.execution import call_tool_code, with_timeout
 from toolout.toolkit.results import (
     TOOL_RESULT_TYPES,
     TextResult,

@@ -121,3 +121,19 @@ def test_submit_sends_a_callback_url_only_when_given() -> None:
         {"handle": handle, "extract": "x", "mode": "auto"},
         {"handle": handle, "extract": "x", "mode": "auto", "callback_url": "https://example.org/hook"},
     ]
+
+
+def test_the_sync_client_refuses_an_async_body_before_sending() -> None:
+    async def body() -> Any:
+        yield b"x"
+
+    def upload() -> Plan[Any]:
+        return (yield Request("POST", "/v1/x", content=body()))
+
+    sent: list[httpx.Request] = []
+    http = httpx.Client(
+        base_url="http://t", transport=httpx.MockTransport(lambda r: sent.append(r) or httpx.Response(200))
+    )
+    with pytest.raises(TypeError, match="AsyncToolOutClient"):
+        ToolOutClient("http://t", http=http).execute(upload())
+    assert sent == []
