@@ -42,7 +42,6 @@ from bench.service.harness import (
     SMALL_WINDOW,
     running_stack,
     start_worker,
-    stop_worker,
     worker_names,
 )
 from bench.service.jobs import (
@@ -194,7 +193,7 @@ def restarted_worker_wall(
 ) -> float:
     """Replace the stack's worker with one of `concurrency` threads; the median 32-chunk wall on it."""
     for name in worker_names(stack):
-        stop_worker(stack, name)
+        stack.stop_worker(name)
     start_worker(stack, f"bench-worker-{concurrency}", concurrency=concurrency)
     timed_job(client, handles[1], extract, "full-chunked")  # warm-up: the new process's first model calls
     return statistics.median(job_walls(client, handles[0], extract, 32, runs))

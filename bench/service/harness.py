@@ -66,11 +66,8 @@ def start_worker(stack: Stack, name: str, *, concurrency: int) -> processes.Serv
     return service
 
 
-def stop_worker(stack: Stack, name: str) -> None:
-    stack.stop_worker(name)
-
-
 def worker_names(stack: Stack) -> list[str]:
+    """The stack's workers, whatever they were named when started (P2 replaces them one concurrency at a time)."""
     return [s.name for s in stack.services if s.name not in ("api", "offline-model")]
 
 
