@@ -34,9 +34,6 @@ from extraction.documents.stats import (
     piece_ends,
 )
 from extraction.documents.tokens import DEFAULT_ENCODING, get_encoding
-from extraction.tokenizer_files import ensure_offline_encodings
-
-ensure_offline_encodings()  # tiktoken's files from litellm's copy: the bench runs offline
 
 MB = 1_000_000
 BLOCK_BYTES = 8 << 20

@@ -59,7 +59,6 @@ from bench.service.jobs import (
     upload,
 )
 from bench.service.upload_grep import p3, p5
-from extraction.tokenizer_files import ensure_offline_encodings
 from toolout import datasets, processes
 from toolout.client import ToolOutClient
 from toolout.stack import Stack
@@ -285,7 +284,6 @@ def parse_args() -> argparse.Namespace:
 def main() -> int:
     args = parse_args()
     os.environ["TOOLOUT_REDIS_URL"] = args.redis_url  # this process's Celery app (chords, pings): the stack's broker
-    ensure_offline_encodings()
     processes.ensure_redis(args.redis_url)
     missed = False
     print(f"toolout service bench: {os.cpu_count()} cores, Redis {args.redis_url}, logs in {BENCH_ROOT / 'logs'}\n")
