@@ -1,1 +1,1 @@
-"""capacity"""
+"""What a job, a session and an upload cost on a real stack, and the capacity model built on those figures."""

@@ -1,1 +1,1 @@
-"""quality"""
+"""Right answers and their cost, per strategy and against two peers' baselines, on generated questions."""
