@@ -80,7 +80,7 @@ docs-serve: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
 
 bench: install redis
-	$(PY) bench/run_all.py
+	$(PY) -m bench
 
 clean:
 	rm -rf var .pytest_cache

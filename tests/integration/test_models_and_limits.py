@@ -1,7 +1,7 @@
 """A model per stage, fallbacks and provider limits (docs/models.md), on the real stack: three offline models as
-processes (see tests/fixtures/models_stack.py), the API and three Celery workers of 32 threads each.
+processes (see toolout/stack_models.py), the API and three Celery workers of 32 threads each.
 
-The full-size run of the limits (120 rpm, 10 jobs × 32 chunks) is `bench/bench_provider_limits.py`; here
+The full-size run of the limits (120 rpm, 10 jobs × 32 chunks) is `bench/service/provider_limits.py`; here
 the map model allows 600 rpm and the jobs are smaller, so the same promise takes seconds.
 """
 
@@ -14,9 +14,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.fixtures.models_stack import BROKEN, CHEAP, STRONG, ModelsStack, start_models_stack
 from tests.fixtures.servers import unavailable
 from toolout import datasets
+from toolout.stack import Stack
+from toolout.stack_models import BROKEN, CHEAP, STRONG, start_models_stack
 
 pytestmark = pytest.mark.integration
 
@@ -27,7 +28,7 @@ REQUEST = "every database pool exhaustion error, with its service and time"
 
 
 @pytest.fixture(scope="module")
-def models_stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModelsStack]:
+def models_stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("models-stack")
     try:
         stack = start_models_stack(redis_url.rsplit("/", 1)[0] + f"/{REDIS_DB}", root, rpm=RPM)
@@ -44,7 +45,7 @@ def document(seed: int) -> bytes:
     return b"".join(datasets.service_log(40_000, seed=seed))
 
 
-def submit_jobs(stack: ModelsStack, count: int, **body: object) -> list[str]:
+def submit_jobs(stack: Stack, count: int, **body: object) -> list[str]:
     with stack.client() as client:
         session = client.create_session()
         handles = [client.store(session, document(seed), tool_name="logs.fetch")["handle"] for seed in range(count)]
@@ -54,7 +55,7 @@ def submit_jobs(stack: ModelsStack, count: int, **body: object) -> list[str]:
         ]
 
 
-def wait_all(stack: ModelsStack, job_ids: list[str], timeout: float = 240) -> tuple[list[dict], int]:
+def wait_all(stack: Stack, job_ids: list[str], timeout: float = 240) -> tuple[list[dict], int]:
     """The finished jobs, and the most calls seen waiting for their turn at one poll."""
     deadline, most_waiting = time.monotonic() + timeout, 0
     with stack.client() as client:
@@ -67,7 +68,7 @@ def wait_all(stack: ModelsStack, job_ids: list[str], timeout: float = 240) -> tu
     raise AssertionError(f"jobs not finished in {timeout} s: {[j['status'] for j in jobs]}")
 
 
-def test_jobs_at_once_stay_under_the_models_rpm_at_its_pace_and_all_succeed(models_stack: ModelsStack) -> None:
+def test_jobs_at_once_stay_under_the_models_rpm_at_its_pace_and_all_succeed(models_stack: Stack) -> None:
     """Measured on warm workers: a worker thread's first model call takes seconds to leave after its slot (litellm's
     client set-up), so a cold start sends its first calls late and together, within the provider's burst."""
     wait_all(models_stack, submit_jobs(models_stack, 2))  # warm-up
@@ -87,7 +88,7 @@ def test_jobs_at_once_stay_under_the_models_rpm_at_its_pace_and_all_succeed(mode
 
 
 def test_map_and_reduce_models_are_counted_and_priced_each_on_the_job_the_estimate_and_metrics(
-    models_stack: ModelsStack,
+    models_stack: Stack,
 ) -> None:
     [job_id] = submit_jobs(models_stack, 1)
     [job], _ = wait_all(models_stack, [job_id])
@@ -109,7 +110,7 @@ def test_map_and_reduce_models_are_counted_and_priced_each_on_the_job_the_estima
             assert values and values[0] > 0, (family, model, stage)
 
 
-def test_a_model_that_always_fails_is_replaced_by_its_fallback_and_the_job_says_so(models_stack: ModelsStack) -> None:
+def test_a_model_that_always_fails_is_replaced_by_its_fallback_and_the_job_says_so(models_stack: Stack) -> None:
     [job_id] = submit_jobs(models_stack, 1, model=BROKEN)
     [job], _ = wait_all(models_stack, [job_id])
     assert job["status"] == "succeeded" and job["chunks_failed"] == 0, job.get("error")
@@ -121,7 +122,7 @@ def test_a_model_that_always_fails_is_replaced_by_its_fallback_and_the_job_says_
     assert models_stack.model_stats(BROKEN)["admitted"] >= 2 * job["chunks_total"]
 
 
-def test_a_model_not_allowed_is_refused(models_stack: ModelsStack) -> None:
+def test_a_model_not_allowed_is_refused(models_stack: Stack) -> None:
     with models_stack.client() as client:
         session = client.create_session()
         handle = client.store(session, document(0), tool_name="logs.fetch")["handle"]

@@ -1,22 +1,30 @@
-"""bench/quality.py's quick subset, in CI: every scenario answered every way, and `query` exact where it must be.
+"""The quality bench's quick subset (`python -m bench.quality.run --quick`), in CI: every scenario answered
+every way, and `query` exact where it must be.
 
-The harness runs in this process on the embedded mode (the service's job pipeline) against the
-offline model. Whether `query` must be right is decided by the API's own OpenAPI document: once the
-REST mode enum offers `query`, the exact-answer scenarios are asserted, never skipped.
+The bench runs as a subprocess, as a user runs it, on the embedded mode (the service's job pipeline) against
+this session's offline model, and hands its rows back as JSON. Whether `query` must be right is decided by the
+API's own OpenAPI document: once the REST mode enum offers `query`, the exact-answer scenarios are asserted,
+never skipped.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from bench import quality
 from tests.fixtures.api_server import api_settings
 from tests.fixtures.offline_model import OfflineModelServer
-from toolout.local import LocalToolOut
 
 pytestmark = pytest.mark.integration  # a model server and ~150 model calls: with the other server tests
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def api_modes() -> list[str]:
@@ -28,27 +36,48 @@ def api_modes() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def rows(offline_model: OfflineModelServer) -> list[Any]:
-    with LocalToolOut(offline_model.model, api_base=offline_model.base_url, api_key="offline") as local:
-        return list(quality.run_suite(local, quality.QUICK_BYTES))
+def report(offline_model: OfflineModelServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The bench's JSON report; exit 1 only says `query` missed an exact answer, which a test below judges."""
+    out = tmp_path_factory.mktemp("quality") / "report.json"
+    model = ["--model", offline_model.model, "--api-base", offline_model.base_url, "--api-key", "offline"]
+    argv = [sys.executable, "-m", "bench.quality.run", "--quick", *model, "--json", str(out)]
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    assert done.returncode in (0, 1) and out.exists(), (done.stdout[-3000:], done.stderr[-3000:])
+    return dict(json.loads(out.read_text()))
 
 
-def test_every_scenario_is_answered_every_way(rows: list[Any]) -> None:
-    names = [s.name for s in quality.scenarios()]
+@pytest.fixture(scope="module")
+def rows(report: dict[str, Any]) -> list[Any]:
+    return [SimpleNamespace(**row) for row in report["rows"]]
+
+
+@pytest.fixture(scope="module")
+def strategies(report: dict[str, Any]) -> list[str]:
+    return list(report["strategies"])
+
+
+def test_every_scenario_is_answered_every_way(report: dict[str, Any], rows: list[Any], strategies: list[str]) -> None:
+    names = [s["name"] for s in report["scenarios"]]
     assert len(names) >= 12
-    assert [(r.scenario, r.strategy) for r in rows] == [(n, s) for n in names for s in quality.ALL]
+    assert [(r.scenario, r.strategy) for r in rows] == [(n, s) for n in names for s in strategies]
     errors = [(r.scenario, r.strategy, r.note) for r in rows if r.status == "error"]
     assert not errors
     ran = [r for r in rows if r.status in ("right", "wrong") and not r.used.startswith("truncate")]
-    assert len(ran) >= len(names) * (len(quality.ALL) - 2)  # all but truncate, and query (n/a or a fallback)
+    assert len(ran) >= len(names) * (len(strategies) - 2)  # all but truncate, and query (n/a or a fallback)
     assert all(r.calls >= 1 and r.input_tokens > 0 for r in ran), [r for r in ran if not r.calls]
 
 
-def test_the_table_shows_each_strategy_and_its_totals(rows: list[Any]) -> None:
-    table = quality.markdown(rows, quality.ALL)
-    assert sum(line.startswith("|") for line in table.splitlines()) == len(quality.scenarios()) + 3
-    assert all(f" {s} |" in table.splitlines()[0] for s in quality.ALL)
+def test_the_table_shows_each_strategy_and_its_totals(report: dict[str, Any], strategies: list[str]) -> None:
+    table = report["markdown"]
+    assert sum(line.startswith("|") for line in table.splitlines()) == len(report["scenarios"]) + 3
+    assert all(f" {s} |" in table.splitlines()[0] for s in strategies)
     assert "| **total** |" in table
+
+
+def test_the_bench_answers_every_strategy_and_both_baselines(strategies: list[str]) -> None:
+    """The subprocess ran the full set a user gets by default, not a subset."""
+    assert strategies == ["auto", "query", "full-chunked", "read-grep", "truncate", "head+tail-10K", "preview-2KB+RG"]
 
 
 def test_the_baselines_and_full_chunked_find_what_they_can(rows: list[Any]) -> None:
@@ -59,11 +88,11 @@ def test_the_baselines_and_full_chunked_find_what_they_can(rows: list[Any]) -> N
     assert ("orders-absent", "head+tail-10K") in right
 
 
-def test_query_answers_the_exact_scenarios(rows: list[Any]) -> None:
+def test_query_answers_the_exact_scenarios(report: dict[str, Any], rows: list[Any]) -> None:
     if "query" not in api_modes():
         pytest.skip("this build's API offers no mode=query (OpenAPI Mode enum): nothing to hold exact yet")
     query = {r.scenario: r for r in rows if r.strategy == "query"}
-    exact = [s.name for s in quality.scenarios() if s.exact]
+    exact = [s["name"] for s in report["scenarios"] if s["exact"]]
     assert exact and all(query[name].status == "right" for name in exact), {
         name: (query[name].status, query[name].note or query[name].answer[:300]) for name in exact
     }

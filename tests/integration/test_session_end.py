@@ -11,11 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from bench.soak_stack import LogWatch, key_names, wait_for_baseline
 from infra.settings import Settings
 from tests.fixtures.faults import FaultStack
 from tests.integration.test_faults import REQUEST, log_document, wait_terminal
 from toolout.client import ToolOutAPIError, ToolOutClient
+from toolout.stack_watch import LogWatch, key_names, wait_for_baseline
 
 pytestmark = pytest.mark.integration
 

@@ -1,5 +1,5 @@
-"""The soak's 60-second form (docs/operations.md §Soak): `bench/soak.py` on a stack of its own (private Redis, offline
-model, API, two workers as processes), 4 agents of which 2 delete their session mid-job. It exits 1 on
+"""The soak's 60-second form (docs/operations.md §Soak): `python -m bench.soak.run` on a stack of its own (private
+Redis, offline model, API, two workers as processes), 4 agents of which 2 delete their session mid-job. It exits 1 on
 any failed request, any traceback or ERROR line in any log, RSS growth past its bound after warm-up, or
 Redis keys left behind; its report is printed (run with `-s`) and its numbers checked here too.
 """
@@ -18,16 +18,16 @@ from tests.fixtures.servers import unavailable
 
 pytestmark = pytest.mark.integration
 
-SOAK = Path(__file__).resolve().parents[2] / "bench" / "soak.py"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_minute_of_agents_ending_sessions_mid_job_is_clean(tmp_path: Path) -> None:
     if not shutil.which("redis-server"):
         unavailable("redis-server is not installed")
     out = tmp_path / "soak.json"
-    argv = [sys.executable, str(SOAK), "--agents", "4", "--minutes", "1", "--warmup-minutes", "0.25"]
+    argv = [sys.executable, "-m", "bench.soak.run", "--agents", "4", "--minutes", "1", "--warmup-minutes", "0.25"]
     run = subprocess.run(
-        [*argv, "--sample-seconds", "5", "--json", str(out)], capture_output=True, text=True, timeout=600
+        [*argv, "--sample-seconds", "5", "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT
     )
     print(run.stdout[-6000:], run.stderr[-3000:])
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

@@ -1,0 +1,1 @@
+"""Benchmarks in one process, no service: token counting, grep, the query engine, the slot index walk."""

@@ -1,0 +1,1 @@
+"""Right answers and their cost, per strategy and against two peers' baselines, on generated questions."""

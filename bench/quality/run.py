@@ -1,0 +1,256 @@
+"""Quality and cost of every strategy, and of two peers' baselines, on a dozen generated questions with checked answers.
+
+    python -m bench.quality.run [--quick] [--model M --api-base URL --api-key K] [--markdown FILE] [--json FILE]
+
+For each scenario (bench/quality/scenarios.py: lookups, counts, sums, a top-N, an absent fact over
+a JSON array, a nested JSON object, NDJSON, CSV and a service log) and each way of answering —
+toolout's `auto`, `query`, `full-chunked`, `read-grep` and `truncate`, run through the service's
+own job pipeline in this process (`toolout.local`), and the two baselines of
+bench/quality/baselines.py (Codex's head+tail cut at 10K tokens; a 2 KB preview plus Read/Grep as
+Claude Code and deepagents do) — it prints whether the answer is right, the input tokens, model
+calls and seconds, then totals per strategy.
+
+Without `--model` it starts the offline model (offline_model): a deterministic ranking
+stand-in, not an LLM, so its table says what each strategy lets a simple reader find, not what a
+real model would answer. A strategy this build does not have (e.g. `query` before it lands) is
+shown as n/a with the reason.
+
+Exit status 1 when the query strategy exists and gets an `exact` scenario wrong (the answers it is
+built to give exactly: lookups and counts on structured data).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.quality.baselines import Outcome, run_head_tail, run_preview_agent
+from bench.quality.scenarios import Case, Scenario, scenarios
+from toolout.local import LocalToolOut
+
+STRATEGIES = ["auto", "query", "full-chunked", "read-grep", "truncate"]
+BASELINES: dict[str, Callable[[LocalToolOut, str, bytes, str], Outcome]] = {
+    "head+tail-10K": run_head_tail,
+    "preview-2KB+RG": run_preview_agent,
+}
+ALL = [*STRATEGIES, *BASELINES]
+FULL_BYTES, QUICK_BYTES = 2_000_000, 120_000
+OFFLINE = "openai/toolout-offline"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One scenario answered one way: `status` is right, wrong, n/a or error."""
+
+    scenario: str
+    strategy: str
+    status: str
+    used: str = "-"
+    input_tokens: int = 0
+    calls: int = 0
+    seconds: float = 0.0
+    cost_usd: float | None = None
+    note: str = ""
+    answer: str = ""
+
+
+def query_missing() -> str | None:
+    """Why this build cannot run `query`, or None when it can (the mode exists and DuckDB is installed)."""
+    from extraction.strategies.routing import Mode
+
+    if "query" not in {mode.value for mode in Mode}:
+        return "this build has no query mode (extraction.strategies.routing.Mode)"
+    if importlib.util.find_spec("duckdb") is None:
+        return "duckdb is not installed (the server extra)"
+    return None
+
+
+def run_strategy(local: LocalToolOut, handle: str, case: Case, scenario: Scenario, strategy: str) -> Outcome:
+    """One answer: a toolout job in the given mode, or a baseline."""
+    if strategy in BASELINES:
+        return BASELINES[strategy](local, handle, case.content, scenario.request)
+    started = time.perf_counter()
+    result = local.extract(handle, scenario.request, strategy)
+    job = result.job
+    used = job.mode_used or "-"
+    if job.fallback_reason:
+        used += " (fell back)"
+    return Outcome(result.text, job.usage, time.perf_counter() - started, used)
+
+
+def answer_one(local: LocalToolOut, handle: str, case: Case, scenario: Scenario, strategy: str) -> Row:
+    try:
+        outcome = run_strategy(local, handle, case, scenario, strategy)
+    except Exception as exc:  # noqa: BLE001 - one failing run is a row of the table, not the end of the bench
+        return Row(scenario.name, strategy, "error", note=f"{type(exc).__name__}: {exc}"[:200])
+    usage = outcome.usage
+    return Row(
+        scenario.name,
+        strategy,
+        "right" if case.check(outcome.answer) else "wrong",
+        outcome.used,
+        usage.input_tokens,
+        usage.calls,
+        outcome.seconds,
+        usage.cost_usd,
+        answer=outcome.answer,
+    )
+
+
+def run_suite(
+    local: LocalToolOut,
+    size: int,
+    *,
+    only: Iterable[str] | None = None,
+    strategies: Iterable[str] = ALL,
+    progress: Callable[[Row], None] = lambda row: None,
+) -> list[Row]:
+    """Every chosen scenario, generated at `size` bytes and stored once, answered every chosen way."""
+    missing = query_missing()
+    chosen = [s for s in scenarios() if only is None or s.name in set(only)]
+    rows = []
+    for scenario in chosen:
+        case = scenario.build(size)
+        handle = local.store(case.content, tool_name=scenario.tool_name, content_type=scenario.content_type).handle
+        for strategy in strategies:
+            row = (
+                Row(scenario.name, strategy, "n/a", note=missing)
+                if strategy == "query" and missing
+                else answer_one(local, handle, case, scenario, strategy)
+            )
+            progress(row)
+            rows.append(row)
+    return rows
+
+
+def warm_up(local: LocalToolOut) -> None:
+    """One throw-away job first: litellm's import and first connection are the process's, not a strategy's."""
+    handle = local.store("warm-up line\n" * 200, tool_name="warm-up").handle
+    local.extract(handle, "warm-up", "full-chunked")
+
+
+def exact_misses(rows: list[Row]) -> list[Row]:
+    """The `exact` scenarios the query strategy got wrong (none when query is n/a)."""
+    exact = {s.name for s in scenarios() if s.exact}
+    return [r for r in rows if r.strategy == "query" and r.scenario in exact and r.status not in ("right", "n/a")]
+
+
+# ---------------------------------------------------------------- tables
+
+
+def cell(row: Row) -> str:
+    """right/wrong, input tokens, calls, seconds in one cell."""
+    if row.status in ("n/a", "error"):
+        return row.status
+    mark = "✓" if row.status == "right" else "✗"
+    return f"{mark} {row.input_tokens:,} tok · {row.calls} · {row.seconds:.1f}s"
+
+
+def totals(rows: list[Row], strategy: str) -> str:
+    mine = [r for r in rows if r.strategy == strategy and r.status in ("right", "wrong")]
+    if not mine:
+        return "n/a"
+    right = sum(r.status == "right" for r in mine)
+    tokens, calls, seconds = (sum(getattr(r, f) for r in mine) for f in ("input_tokens", "calls", "seconds"))
+    costs = [r.cost_usd for r in mine if r.cost_usd is not None]
+    cost = f" · ${sum(costs):.4f}" if costs else ""
+    return f"{right}/{len(mine)} right · {tokens:,} tok · {calls} calls · {seconds:.1f}s{cost}"
+
+
+def markdown(rows: list[Row], strategies: list[str]) -> str:
+    """Scenarios down, strategies across: ✓/✗, input tokens, calls, seconds; totals last; then n/a reasons."""
+    names = list(dict.fromkeys(r.scenario for r in rows))
+    forms = {s.name: f"{s.form}, {s.ask}" for s in scenarios()}
+    lines = ["| scenario | " + " | ".join(strategies) + " |", "|---" * (len(strategies) + 1) + "|"]
+    for name in names:
+        got = {r.strategy: r for r in rows if r.scenario == name}
+        lines.append(f"| {name} ({forms[name]}) | " + " | ".join(cell(got[s]) for s in strategies) + " |")
+    lines.append("| **total** | " + " | ".join(totals(rows, s) for s in strategies) + " |")
+    notes = {f"{r.strategy}: {r.note}" for r in rows if r.status in ("n/a", "error")}
+    return "\n".join(lines + [""] + [f"- {n}" for n in sorted(notes)])
+
+
+def routes(rows: list[Row]) -> str:
+    """Where auto went, per scenario (the table's `auto` column hides it)."""
+    return ", ".join(f"{r.scenario}→{r.used}" for r in rows if r.strategy == "auto")
+
+
+# ---------------------------------------------------------------- command line
+
+
+def print_row(row: Row) -> None:
+    note = f"  {row.note}" if row.note else ""
+    print(
+        f"{row.scenario:<15} {row.strategy:<15} {row.status:<6} {row.used:<24} {row.input_tokens:>11,} "
+        f"{row.calls:>5} {row.seconds:>7.1f}{note}",
+        flush=True,
+    )
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help=f"outputs of {QUICK_BYTES // 1000} KB: the CI subset")
+    parser.add_argument("--kb", type=int, help=f"size of each generated output (default {FULL_BYTES // 1000} KB)")
+    parser.add_argument("--model", help="any litellm model string (default: start the offline model)")
+    parser.add_argument("--api-base", help="the model's endpoint, as litellm takes it")
+    parser.add_argument("--api-key", help="the model's key (or litellm's usual environment variables)")
+    parser.add_argument("--only", help="comma-separated scenario names")
+    parser.add_argument("--strategies", default=",".join(ALL), help=f"comma-separated subset of {','.join(ALL)}")
+    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown to this file")
+    parser.add_argument("--json", type=Path, help="also write every row, the scenarios and the table to this file")
+    return parser.parse_args(argv)
+
+
+def report(rows: list[Row], strategies: list[str], table: str) -> dict[str, Any]:
+    """The run as data, for a caller in another process (the CI test runs this bench as a subprocess)."""
+    return {
+        "strategies": strategies,
+        "scenarios": [{"name": s.name, "exact": s.exact} for s in scenarios()],
+        "rows": [asdict(row) for row in rows],
+        "markdown": table,
+    }
+
+
+def run_with_model(args: argparse.Namespace, model: str, api_base: str | None, api_key: str | None) -> int:
+    size = args.kb * 1000 if args.kb else QUICK_BYTES if args.quick else FULL_BYTES
+    strategies = [s for s in args.strategies.split(",") if s]
+    only = args.only.split(",") if args.only else None
+    print(f"quality: {model} at {api_base or 'its default endpoint'}; outputs of {size / 1e6:.2f} MB")
+    print(f"{'scenario':<15} {'strategy':<15} {'status':<6} {'used':<24} {'input tok':>11} {'calls':>5} {'seconds':>7}")
+    with LocalToolOut(model, api_base=api_base, api_key=api_key) as local:
+        warm_up(local)
+        rows = run_suite(local, size, only=only, strategies=strategies, progress=print_row)
+    table = markdown(rows, strategies)
+    print("\n" + table + "\n\nauto routed: " + routes(rows))
+    if args.markdown:
+        args.markdown.write_text(f"{table}\n\nauto routed: {routes(rows)}\n")
+    if args.json:
+        args.json.write_text(json.dumps(report(rows, strategies, table), indent=1))
+    misses = exact_misses(rows)
+    for row in misses:
+        print(f"MISS query got {row.scenario} {row.status}: {row.note or row.answer[:300]!r}")
+    return 1 if misses else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.model:
+        return run_with_model(args, args.model, args.api_base, args.api_key)
+    from toolout import processes
+
+    with tempfile.TemporaryDirectory() as logs:
+        port = processes.free_port()
+        with processes.running(processes.offline_model(port, {"LITELLM_LOCAL_MODEL_COST_MAP": "True"}, Path(logs))):
+            return run_with_model(args, OFFLINE, f"http://127.0.0.1:{port}/v1", "offline")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,308 @@
+"""Soak: N agents doing what agents do, for M minutes, against a real stack with two workers.
+
+    python -m bench.soak.run [--agents 16] [--minutes 10] [--deleters 0.5] [--rss-bound-mb 30] [--json out.json]
+
+The stack is its own (`toolout.stack.start_private`): a private redis-server, the offline model, the API and two
+Celery workers as processes. Each agent loops: open a session, store a log output and a small JSON one,
+resolve a `$ref` into the JSON, grep the log, submit an extraction (full-chunked, read-grep, truncate or
+auto, in turn), sometimes cancel it, then end its session. Half the agents (`--deleters`) delete their
+session while the job still runs (0.1-0.6 s after submitting it); the others wait for the job's end first.
+
+It prints each operation's count, error rate, p50 and p99, the RSS of the API and of each worker (with
+their children) every `--sample-seconds`, and the Redis keys before and after, and exits 1 when:
+- any request failed (a 5xx, a connection error, or a 4xx an agent did not expect),
+- any log (API, workers, offline model) holds a traceback or an ERROR line,
+- a process's RSS at the end is more than `--rss-bound-mb` above its value after the warm-up
+  (`--warmup-minutes`, the first minute by default),
+- Redis holds keys that were not there before the run, once the stack has had `--drain-seconds` to settle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolout.client import TERMINAL, ToolOutAPIError, ToolOutClient
+from toolout.stack import Stack, start_private
+from toolout.stack_watch import LogWatch, key_names, rss_mb, wait_for_baseline
+
+MODES = ("full-chunked", "read-grep", "truncate", "auto")
+CANCEL_SHARE = 0.15
+TOOL_ARGS = '{"service": "payments", "range": "1h"}'
+
+
+@dataclass
+class Stats:
+    """Latency per operation and every failure, shared by the agents (under a lock)."""
+
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    sessions: int = 0
+    deleted_mid_job: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def timed(self, op: str, call: Callable[[], Any], expected: tuple[int, ...] = ()) -> Any:
+        """Run one request; a 4xx in `expected` is an answer, anything else that fails is an error."""
+        started = time.perf_counter()
+        try:
+            return call()
+        except ToolOutAPIError as exc:
+            if exc.status not in expected:
+                self.error(op, f"{exc.status} {exc.code}: {exc.message}")
+            return exc
+        except Exception as exc:  # noqa: BLE001 - a connection error, a timeout: all count
+            self.error(op, f"{type(exc).__name__}: {exc}")
+            return exc
+        finally:
+            with self.lock:
+                self.latencies[op].append(time.perf_counter() - started)
+
+    def error(self, op: str, what: str) -> None:
+        with self.lock:
+            self.errors[op].append(what)
+
+
+def log_document(rng: random.Random) -> bytes:
+    """A service log of 20-120 KB (2-12 chunks at the stack's 4k window) with a few planted errors."""
+    lines = []
+    for i in range(rng.randint(250, 1500)):
+        level = "ERROR" if rng.random() < 0.01 else "INFO"
+        lines.append(f"2026-11-01T10:{i // 60 % 60:02d}:{i % 60:02d}Z {level} payments[{i % 7}] batch {i} settled ok")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def agent_loop(url: str, n: int, stop_at: float, delete_mid_job: bool, stats: Stats) -> None:
+    """One agent's conversations, one after another, until `stop_at` (the last one ends its session too)."""
+    rng = random.Random(n)
+    turn = n
+    with ToolOutClient(url, timeout=120) as client:
+        while time.monotonic() < stop_at:
+            conversation(client, rng, MODES[turn % len(MODES)], delete_mid_job, stats)
+            turn += 1
+
+
+def conversation(client: ToolOutClient, rng: random.Random, mode: str, delete_mid_job: bool, stats: Stats) -> None:
+    session = stats.timed("create_session", client.create_session)
+    if not isinstance(session, str):
+        return
+    with stats.lock:
+        stats.sessions += 1
+    try:
+        work(client, rng, session, mode, delete_mid_job, stats)
+    finally:
+        stats.timed("delete_session", lambda: client.delete_session(session))
+
+
+def work(client: ToolOutClient, rng: random.Random, session: str, mode: str, mid_job: bool, stats: Stats) -> None:
+    config = json.dumps({"service": "payments", "limits": {"rps": rng.randint(1, 99)}, "hosts": ["a", "b"]})
+    stats.timed("store", lambda: client.store(session, config, tool_name="config.get", name="cfg"))
+    stored = stats.timed(
+        "store", lambda: client.store(session, log_document(rng), tool_name="logs.fetch", tool_args=TOOL_ARGS)
+    )
+    stats.timed("resolve", lambda: client.resolve(session, {"rps": "$cfg.limits.rps", "host": "$cfg.hosts[-1]"}))
+    if not isinstance(stored, dict):
+        return
+    handle = stored["handle"]
+    stats.timed("grep", lambda: client.grep(handle, r"ERROR .*batch \d+", regex=True, max_matches=20))
+    job = stats.timed(
+        "submit", lambda: client.submit(handle, "the failed settlement batches", mode, cache=rng.random() < 0.3)
+    )
+    if not isinstance(job, dict):
+        return
+    if rng.random() < CANCEL_SHARE:
+        time.sleep(rng.uniform(0.05, 0.4))
+        stats.timed("cancel", lambda: client.cancel(job["id"]), expected=(409,))
+    if mid_job:
+        time.sleep(rng.uniform(0.1, 0.6))
+        with stats.lock:
+            stats.deleted_mid_job += 1
+        return
+    ended = stats.timed("wait", lambda: client.wait(job["id"], timeout=300))
+    if isinstance(ended, dict) and ended["status"] not in TERMINAL:
+        stats.error("wait", f"job {job['id']} still {ended['status']} after 300 s")
+
+
+# --- the run -------------------------------------------------------------------------------------
+@dataclass
+class Sample:
+    at: float
+    api_mb: float
+    workers_mb: list[float]
+    keys: int
+
+
+def sampler(stack: Stack, every: float, samples: list[Sample], done: threading.Event, t0: float) -> None:
+    client = stack.redis()
+    while True:
+        workers = [rss_mb([pid]) for pid in stack.pids("soak-worker")]
+        samples.append(Sample(time.monotonic() - t0, rss_mb(stack.pids("api")), workers, client.dbsize()))
+        if done.wait(every):
+            return
+
+
+def warm_up(stack: Stack) -> None:
+    """One conversation of each mode, waited for: the store-wide keys exist before the baseline is taken."""
+    stats = Stats()
+    with ToolOutClient(stack.api_url, timeout=120) as client:
+        for mode in MODES:
+            conversation(client, random.Random(0), mode, False, stats)
+    if stats.errors:
+        raise RuntimeError(f"the warm-up failed: {dict(stats.errors)}")
+
+
+def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
+    stack = start_private(root, workers=2, model_latency_ms=args.model_latency_ms)
+    try:
+        warm_up(stack)
+        redis = stack.redis()
+        time.sleep(2)
+        baseline = key_names(redis)
+        logs = LogWatch(stack.logs())
+        stats, samples, done = Stats(), [], threading.Event()
+        t0 = time.monotonic()
+        watcher = threading.Thread(target=sampler, args=(stack, args.sample_seconds, samples, done, t0), daemon=True)
+        watcher.start()
+        deleters = round(args.agents * args.deleters)
+        stop_at = t0 + args.minutes * 60
+        agents = [
+            threading.Thread(target=agent_loop, args=(stack.api_url, n, stop_at, n < deleters, stats))
+            for n in range(args.agents)
+        ]
+        for agent in agents:
+            agent.start()
+        for agent in agents:
+            agent.join()
+        wall = time.monotonic() - t0
+        left, settle = wait_for_baseline(redis, baseline, timeout=args.drain_seconds)
+        time.sleep(args.sample_seconds)  # one sample after the drain: RSS at rest
+        done.set()
+        watcher.join()
+        return report(args, stats, samples, baseline, left, settle, logs, wall, deleters)
+    finally:
+        stack.stop()
+
+
+def percentile(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def report(args, stats, samples, baseline, left, settle, logs, wall, deleters) -> dict[str, Any]:
+    ops = {
+        op: {
+            "count": len(times),
+            "errors": len(stats.errors.get(op, [])),
+            "p50_ms": round(percentile(times, 50) * 1000, 1),
+            "p99_ms": round(percentile(times, 99) * 1000, 1),
+        }
+        for op, times in sorted(stats.latencies.items())
+    }
+    total = sum(op["count"] for op in ops.values())
+    errors = sum(op["errors"] for op in ops.values())
+    warm = next((s for s in samples if s.at >= args.warmup_minutes * 60), samples[0])
+    end = samples[-1]
+    growth = {"api": end.api_mb - warm.api_mb} | {
+        f"worker-{i + 1}": after - before
+        for i, (before, after) in enumerate(zip(warm.workers_mb, end.workers_mb, strict=True))
+    }
+    problems = logs.problems()
+    failures = []
+    if errors:
+        failures.append(f"{errors} failed request(s)")
+    if problems:
+        failures.append(f"{sum(map(len, problems.values()))} traceback/ERROR line(s) in {sorted(problems)}")
+    if over := {name: round(mb, 1) for name, mb in growth.items() if mb > args.rss_bound_mb}:
+        failures.append(f"RSS grew past +{args.rss_bound_mb} MB after warm-up: {over}")
+    if left:
+        failures.append(f"{len(left)} Redis key(s) left behind: {sorted(left)[:10]}")
+    return {
+        "agents": args.agents,
+        "deleting_mid_job": deleters,
+        "minutes": args.minutes,
+        "wall_seconds": round(wall, 1),
+        "sessions": stats.sessions,
+        "deleted_mid_job": stats.deleted_mid_job,
+        "requests": total,
+        "errors": errors,
+        "error_rate": errors / total if total else 0.0,
+        "operations": ops,
+        "error_samples": {op: what[:3] for op, what in stats.errors.items()},
+        "rss": [
+            {
+                "t": round(s.at),
+                "api": round(s.api_mb, 1),
+                "workers": [round(w, 1) for w in s.workers_mb],
+                "keys": s.keys,
+            }
+            for s in samples
+        ],
+        "rss_growth_after_warmup_mb": {name: round(mb, 1) for name, mb in growth.items()},
+        "keys_before": len(baseline),
+        "keys_left_behind": sorted(left),
+        "keys_settled_seconds": round(settle, 1),
+        "quiet_task_stops": logs.count(r"stopped, the job was canceled or deleted"),
+        "log_problems": {name: lines[:5] for name, lines in problems.items()},
+        "failures": failures,
+    }
+
+
+def print_report(result: dict[str, Any]) -> None:
+    print(
+        f"\nsoak: {result['agents']} agents ({result['deleting_mid_job']} delete their session mid-job) for "
+        f"{result['minutes']} min ({result['wall_seconds']} s wall): {result['sessions']} sessions, "
+        f"{result['deleted_mid_job']} deleted mid-job, {result['requests']} requests, {result['errors']} errors "
+        f"({result['error_rate']:.3%}); {result['quiet_task_stops']} task(s) stopped quietly on an ended job"
+    )
+    print(f"\n{'operation':<16}{'count':>8}{'errors':>8}{'p50 ms':>10}{'p99 ms':>10}")
+    for op, row in result["operations"].items():
+        print(f"{op:<16}{row['count']:>8}{row['errors']:>8}{row['p50_ms']:>10}{row['p99_ms']:>10}")
+    print(f"\n{'t (s)':>6}{'API MB':>9}  workers MB        keys")
+    for sample in result["rss"]:
+        print(f"{sample['t']:>6}{sample['api']:>9}  {sample['workers']!s:<18}{sample['keys']:>5}")
+    print(
+        f"\nRSS growth after warm-up (MB): {result['rss_growth_after_warmup_mb']}\nRedis keys: {result['keys_before']} "
+        f"before, {len(result['keys_left_behind'])} left behind (settled in {result['keys_settled_seconds']} s)"
+    )
+    for op, what in result["error_samples"].items():
+        print(f"errors in {op}: {what}")
+    for name, lines in result["log_problems"].items():
+        print(f"{name}: {lines}")
+    print("\nFAIL: " + "; ".join(result["failures"]) if result["failures"] else "\nPASS")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", type=int, default=16)
+    parser.add_argument("--minutes", type=float, default=10)
+    parser.add_argument("--deleters", type=float, default=0.5, help="share of agents deleting their session mid-job")
+    parser.add_argument("--rss-bound-mb", type=float, default=30)
+    parser.add_argument("--warmup-minutes", type=float, default=1)
+    parser.add_argument("--sample-seconds", type=float, default=10)
+    parser.add_argument("--drain-seconds", type=float, default=30, help="how long Redis may take to settle")
+    parser.add_argument("--model-latency-ms", type=int, default=50)
+    parser.add_argument("--json", type=Path, help="also write the result here")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="toolout-soak-") as root:
+        result = run(args, Path(root))
+    print_report(result)
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+    return 1 if result["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

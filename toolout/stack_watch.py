@@ -1,0 +1,124 @@
+"""What a long run watches on a running stack (`toolout.stack`): its logs, its Redis keys, its processes' memory.
+
+Shared by the soak and capacity benches and the integration tests of sessions that end mid-job, so all judge
+"clean" the same way: no traceback and no ERROR line in any log since the run began, no Redis key
+that was not there before it (the broker's and the watchdog's short-lived ones aside), and the
+resident memory of each process (its children included: a Celery worker is a few processes).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+from infra.redis import keys
+
+PROBLEM = re.compile(r"Traceback \(most recent call last\)|(?:^|[\s\[:])(?:ERROR|CRITICAL)(?:[:/]| [\w.]+: )")
+"""A traceback, or a line logged at ERROR or above: uvicorn's `ERROR:`, Celery's `[…: ERROR/Process]`,
+`logging`'s `… ERROR name: …`."""
+TRANSIENT_KEYS = (keys.WATCHDOG_LOCK, "unacked_mutex")
+"""Keys with a lifetime of a second or two that come and go on an idle stack (the watchdog's tick lock,
+kombu's restore lock): not state a run leaves behind."""
+STORE_WIDE_COUNTERS = (keys.USAGE_TOTALS, keys.MODEL_USAGE_TOTALS, keys.CHUNKS_FAILED_TOTAL)
+"""The `/metrics` counters: kept for the store's life (no TTL), one copy per slot jobs ran on (at most 256 with
+toolout's ids, `infra.redis.slots.draw_id`). A run whose jobs land on slots the warm-up did not adds copies of them:
+counters, not state a run leaves behind."""
+
+
+@dataclass
+class LogWatch:
+    """The log files of a stack, read from where they stood when the watch began."""
+
+    paths: list[Path]
+    offsets: dict[Path, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.offsets = {path: path.stat().st_size if path.exists() else 0 for path in self.paths}
+
+    def since(self, path: Path) -> str:
+        if not path.exists():
+            return ""
+        with path.open("rb") as log:
+            log.seek(self.offsets.get(path, 0))
+            return log.read().decode(errors="replace")
+
+    def problems(self) -> dict[str, list[str]]:
+        """Per log file, its traceback and ERROR lines written since the watch began."""
+        found = {
+            path.name: [line for line in self.since(path).splitlines() if PROBLEM.search(line)] for path in self.paths
+        }
+        return {name: lines for name, lines in found.items() if lines}
+
+    def count(self, pattern: str) -> int:
+        return sum(len(re.findall(pattern, self.since(path))) for path in self.paths)
+
+
+def key_names(client: redis.Redis) -> set[str]:
+    return {key.decode() if isinstance(key, bytes) else key for key in client.scan_iter(count=1000)}
+
+
+def left_behind(client: redis.Redis, baseline: set[str]) -> set[str]:
+    return {key for key in key_names(client) - baseline if key not in TRANSIENT_KEYS and not _counter(key)}
+
+
+def _counter(key: str) -> bool:
+    return any(keys.is_slot_copy(key, index) for index in STORE_WIDE_COUNTERS)
+
+
+def wait_for_baseline(client: redis.Redis, baseline: set[str], timeout: float) -> tuple[set[str], float]:
+    """The keys still left behind after at most `timeout` seconds, and how long it took to be clean."""
+    started = time.monotonic()
+    while (left := left_behind(client, baseline)) and time.monotonic() - started < timeout:
+        time.sleep(0.25)
+    return left, time.monotonic() - started
+
+
+def rss_mb(pids: Iterable[int]) -> float:
+    """Resident memory of the processes and all their descendants, in MB, from /proc (Linux); a process
+    that is gone counts 0."""
+    return sum(_rss_kb(pid) for root in pids for pid in _tree(root)) / 1000
+
+
+def cpu_seconds(pids: Iterable[int]) -> float:
+    """User + system CPU the processes and their descendants have used so far, in seconds, from /proc (Linux).
+
+    The process's own CPU time, not wall time: on a machine shared with other work it is what the
+    process itself cost, however long it waited for a core."""
+    return sum(_cpu_ticks(pid) for root in pids for pid in _tree(root)) / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_ticks(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat, counted from the pid)
+
+
+def _tree(root: int) -> list[int]:
+    parents: dict[int, int] = {}
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(status.parent.name)] = int(fields[1])
+    tree, frontier = [root], [root]
+    while frontier:
+        frontier = [pid for pid, parent in parents.items() if parent in frontier]
+        tree += frontier
+    return tree
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in lines if line.startswith("VmRSS:")), 0)
