@@ -7,7 +7,7 @@ tracer provider exporting OTLP/HTTP in batches, and the official instrumentation
 factory), Celery (trace context in the task headers), redis-py and httpx (the model's HTTP calls).
 
 Why the job carries its trace: a job's reduce is sent by whichever map settles its level last (the job
-store decides, `workers.tasks.fan_in`), the watchdog re-submits overdue jobs, and the embedded mode runs
+store decides, `workers.celery.tasks.fan_in`), the watchdog re-submits overdue jobs, and the embedded mode runs
 steps on a thread pool where no header travels. So the request that creates a job stores its W3C
 `traceparent` on the job record (`JobRecord.traceparent`), and every step's span (`job_span`) takes it
 as its parent, whoever sent the step. The model-call span (`model_span`, in the job's gate) is a child

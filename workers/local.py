@@ -1,9 +1,9 @@
 """Running jobs in this process: the pipeline's steps on a thread pool instead of Celery.
 
-`workers.tasks` turns each step's answer (`pipeline.Next`) into Celery signatures; `LocalDispatcher`
+`workers.celery.tasks` turns each step's answer (`pipeline.Next`) into Celery signatures; `LocalDispatcher`
 turns the very same answers into thread-pool work: the chunks of a `RunChunks` are mapped in
 parallel, then the reduce stage runs; a `RunReduceGroups` likewise; a `RunAgent` runs the read-grep
-sub-agent. The steps, the stores' promises and the job's ending (`workers.outcomes`) are shared, so a
+sub-agent. The steps, the stores' promises and the job's ending (`workers.job.outcomes`) are shared, so a
 job ends here exactly as it would on the service. Two pools: job drivers wait on their steps, and
 steps never wait on anything, so no pool size can deadlock.
 """
@@ -17,9 +17,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from extraction.errors import NotFound
-from workers import outcomes, pipeline, steps
-from workers.runtime import Runtime
-from workers.webhooks import deliver_once, wants_webhook
+from workers.job import outcomes, pipeline, steps
+from workers.job.runtime import Runtime
+from workers.job.webhooks import deliver_once, wants_webhook
 
 log = logging.getLogger("toolout.workers.local")
 

@@ -92,27 +92,33 @@ def innermost(frame: FrameType | None) -> FrameType | None:
     return None
 
 
+def tests_of_pipeline(name: str) -> Any:
+    """The pipeline tests' document and needle (their module moved with `workers.job`)."""
+    return first(f"tests.workers.job.test_pipeline:{name}", f"tests.workers.test_pipeline:{name}")
+
+
 def runtime() -> Any:
     """A runtime on the in-memory stores (`memory://`) with the needle-finding scripted model of the tests."""
     from extraction.strategies.mapreduce import ModelLimits
     from infra.settings import Settings
     from tests.workers.conftest import CHUNK_NOTES, needle_model
-    from tests.workers.test_pipeline import NEEDLE
 
     open_stores = first("infra.wiring.stores:open_stores", "infra.stores:open_stores")
     build_runtime = first("workers.job.runtime:build_runtime", "workers.runtime:build_runtime")
     settings = Settings(redis_url="memory://", blob_store="memory://", broker_url="memory://", truncate_bytes=400)
     limits = ModelLimits(context_tokens=4000, max_output_tokens=500)
-    return build_runtime(settings, open_stores(settings), needle_model(NEEDLE, misses=CHUNK_NOTES), limits=limits)
+    return build_runtime(
+        settings, open_stores(settings), needle_model(tests_of_pipeline("NEEDLE"), misses=CHUNK_NOTES), limits=limits
+    )
 
 
 def new_job(rt: Any) -> str:
     """A full-chunked job over a slice of the tests' log document: a few chunks, each answering with data
     (`CHUNK_NOTES`), so one final reduce call joins them."""
     from tests.workers.conftest import store_output, submit
-    from tests.workers.test_pipeline import FILLER, NEEDLE
 
-    data = (FILLER[:LOG_CHARS] + NEEDLE + "\n" + FILLER[LOG_CHARS : 2 * LOG_CHARS]).encode()
+    filler, needle = tests_of_pipeline("FILLER"), tests_of_pipeline("NEEDLE")
+    data = (filler[:LOG_CHARS] + needle + "\n" + filler[LOG_CHARS : 2 * LOG_CHARS]).encode()
     return str(submit(rt, store_output(rt, data), "database pool errors", mode="full-chunked").id)
 
 

@@ -11,8 +11,8 @@ from extraction.testing import ScriptedLLM
 from infra.redis.client import connect
 from infra.stores.jobs import JobStatus, RedisJobStore
 from tests.workers.conftest import CHUNK_NOTES, needle_model, store_output, submit
-from tests.workers.test_pipeline import NEEDLE, document, drive
-from workers import pipeline
+from tests.workers.job.test_pipeline import NEEDLE, document, drive
+from workers.job import pipeline
 from workers.watchdog import Watchdog, run_watchdog_once
 
 

@@ -27,8 +27,8 @@ from extraction.strategies.coverage import FailedRange, limit_reason, over_limit
 from infra.errors import LLMCallError
 from infra.stores.jobs import JobRecord
 from infra.stores.records import OutputRecord
-from workers import outcomes
-from workers.runtime import Runtime
+from workers.job import outcomes
+from workers.job.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")
 

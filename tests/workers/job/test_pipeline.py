@@ -7,7 +7,7 @@ from extraction.testing import ScriptedLLM
 from extraction.texts.results import unknown_handle_text
 from infra.stores.jobs import JobStatus
 from tests.workers.conftest import needle_model, store_output, submit
-from workers import pipeline
+from workers.job import pipeline
 
 FILLER = "".join(f"2026-11-01T00:00:{i % 60:02d}Z INFO request {i} served in {i % 97} ms\n" for i in range(3000))
 NEEDLE = "ERROR db pool exhausted on billing-7"

@@ -8,7 +8,7 @@ import pytest
 from celery import Celery
 from celery.app.trace import build_tracer
 
-from workers.main import CELERY_TASK_LOGGERS, quiet_celery_task_logs
+from workers.celery.main import CELERY_TASK_LOGGERS, quiet_celery_task_logs
 
 
 def run_one_task() -> None:

@@ -13,11 +13,11 @@ from extraction.testing import ScriptedLLM
 from infra.errors import LLMBudgetExhausted
 from infra.stores.jobs import JobStatus
 from tests.workers.conftest import needle_model, store_output, submit
-from tests.workers.test_pipeline import NEEDLE, document, drive
-from tests.workers.test_read_grep import LOG
-from workers import pipeline
-from workers.agent import run_read_grep
-from workers.gate import GatedLLM, JobEnded
+from tests.workers.job.test_pipeline import NEEDLE, document, drive
+from tests.workers.job.test_read_grep import LOG
+from workers.job import pipeline
+from workers.job.agent import run_read_grep
+from workers.job.gate import GatedLLM, JobEnded
 
 
 def test_a_spent_budget_ends_the_job_with_the_truncate_fallback_and_a_warning(make_runtime, caplog) -> None:

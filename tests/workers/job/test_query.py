@@ -13,7 +13,7 @@ from offline_model import OfflineModelConfig
 from offline_model.responder import respond
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from toolout.datasets import ORDER_NEEDLE, json_orders
-from workers import pipeline
+from workers.job import pipeline
 from workers.local import LocalDispatcher
 
 ORDERS = b"".join(json_orders(600_000))

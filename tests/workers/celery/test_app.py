@@ -4,7 +4,7 @@ publishes and topic exchanges (Celery's native delayed delivery needs them for t
 from __future__ import annotations
 
 from infra.settings import Settings
-from workers.celery_app import QUEUES, TASK_ROUTES, create_celery, is_amqp
+from workers.celery.app import QUEUES, TASK_ROUTES, create_celery, is_amqp
 
 
 def app_for(broker_url: str):

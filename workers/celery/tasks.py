@@ -1,6 +1,6 @@
 """Celery tasks: decode arguments, call one pipeline step, turn its answer into the next signatures.
 
-The tasks close over the worker's `Runtime` (built once in `workers.main`), so no task reaches for
+The tasks close over the worker's `Runtime` (built once in `workers.celery.main`), so no task reaches for
 a process-global; signatures are made by task name, so scheduling needs no task objects.
 
 No task keeps a Celery result (`ignore_result`), and the fan-in is not Celery's chord but the job
@@ -35,11 +35,11 @@ from celery.canvas import Signature
 
 from infra.errors import BackendUnavailable
 from infra.stores.jobs import JobStore
-from workers import pipeline, steps
-from workers.celery_app import MAP, PRELOAD, QUERY, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
-from workers.parts import Cover
-from workers.runtime import Runtime
-from workers.webhooks import deliver_once
+from workers.celery.app import MAP, PRELOAD, QUERY, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
+from workers.job import pipeline, steps
+from workers.job.parts import Cover
+from workers.job.runtime import Runtime
+from workers.job.webhooks import deliver_once
 
 log = logging.getLogger("toolout.workers")
 

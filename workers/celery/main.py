@@ -17,12 +17,12 @@ from infra import tracing
 from infra.logs import configure_logging
 from infra.settings import Settings
 from infra.wiring.stores import open_stores
-from workers.broker_clients import share_channel_clients
-from workers.broker_guard import guard_closed_transport
-from workers.celery_app import create_celery
-from workers.celery_dispatch import CeleryDispatcher
-from workers.runtime import Runtime, build_runtime
-from workers.tasks import register_tasks
+from workers.celery.app import create_celery
+from workers.celery.broker_clients import share_channel_clients
+from workers.celery.broker_guard import guard_closed_transport
+from workers.celery.dispatch import CeleryDispatcher
+from workers.celery.tasks import register_tasks
+from workers.job.runtime import Runtime, build_runtime
 from workers.watchdog import start_watchdog
 
 

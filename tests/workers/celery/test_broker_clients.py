@@ -5,7 +5,7 @@ from __future__ import annotations
 import redis
 from kombu import Connection
 
-from workers.broker_clients import share_channel_clients
+from workers.celery.broker_clients import share_channel_clients
 
 
 def test_a_channel_keeps_one_client_until_its_pool_is_replaced(redis_url: str) -> None:

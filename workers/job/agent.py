@@ -13,10 +13,10 @@ from infra.outputs.stored import PinnedTools, StoredOutput, grep_time_budget
 from infra.planning.plans import agent_bounds
 from infra.stores.jobs import JobRecord
 from infra.stores.records import session_prefix
-from workers import outcomes
-from workers.gate import job_llm
-from workers.pipeline import LiveJob, load
-from workers.runtime import Runtime, stage_limits
+from workers.job import outcomes
+from workers.job.gate import job_llm
+from workers.job.pipeline import LiveJob, load
+from workers.job.runtime import Runtime, stage_limits
 
 
 def bounds(rt: Runtime, job: JobRecord) -> AgentBounds:

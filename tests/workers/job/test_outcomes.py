@@ -1,4 +1,4 @@
-"""How a job ends (`workers.outcomes`): every ending's exact text and record, and that an ended job keeps its ending."""
+"""How a job ends (`workers.job.outcomes`): every ending's exact text and record; an ended job keeps its ending."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from extraction.testing import ScriptedLLM
 from extraction.texts.report import FinalReport
 from infra.stores.jobs import JobStatus
 from tests.workers.conftest import store_output, submit
-from workers import outcomes
+from workers.job import outcomes
 
 DATA = "".join(f"line {i}: status ok\n" for i in range(400)).encode()
 

@@ -9,8 +9,8 @@ from extraction.protocols import LLMReply, ToolCall, Usage
 from extraction.testing import ScriptedLLM
 from infra.stores.jobs import JobStatus
 from tests.workers.conftest import NONCE_RE, store_output, submit
-from workers import pipeline
-from workers.agent import run_read_grep
+from workers.job import pipeline
+from workers.job.agent import run_read_grep
 
 LOG = "".join(f"2026-11-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z INFO served request {i}\n" for i in range(20_000))
 LOG = LOG.replace(

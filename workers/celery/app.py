@@ -19,7 +19,7 @@ Choices, each for a known Celery+Redis trap:
   instead of after the Redis transport's visibility timeout. The job state stays in Redis.
 
 The API builds one of these only to send the first task of a job (`workers.dispatch`); a worker
-process builds one in `workers.main` and registers the tasks (`workers.tasks`) on it.
+process builds one in `workers.celery.main` and registers the tasks (`workers.celery.tasks`) on it.
 """
 
 from __future__ import annotations

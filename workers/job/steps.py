@@ -1,6 +1,6 @@
 """The pipeline's steps as the executors run them: each one a span of its job's trace (`infra.tracing`).
 
-Celery tasks (`workers.tasks`) and the local thread pool (`workers.local`) call these, not `workers.pipeline`
+Celery tasks (`workers.celery.tasks`) and the local thread pool (`workers.local`) call these, not `workers.job.pipeline`
 directly, so a step is traced the same way wherever it runs. A step's parent is the trace stored on its job
 at creation, not whoever sent the step: a reduce is sent by whichever map settled its level last, and in
 the thread pool no context travels at all. Off (no OTLP endpoint), a step costs one context-variable set
@@ -15,10 +15,10 @@ from typing import Any
 
 from extraction.errors import NotFound
 from infra import tracing
-from workers import pipeline
-from workers.agent import run_read_grep as _run_read_grep
-from workers.parts import Cover
-from workers.runtime import Runtime
+from workers.job import pipeline
+from workers.job.agent import run_read_grep as _run_read_grep
+from workers.job.parts import Cover
+from workers.job.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")
 
@@ -63,9 +63,9 @@ def run_read_grep(rt: Runtime, job_id: str) -> None:
 
 
 def preload(rt: Runtime, handle: str, tenant: str) -> str:
-    """The query strategy's preload of a just-stored output (`workers.query.preload`); never raises."""
+    """The query strategy's preload of a just-stored output (`workers.job.query.preload`); never raises."""
     try:
-        from workers.query import preload as _preload  # DuckDB: imported by the worker that runs a preload
+        from workers.job.query import preload as _preload  # DuckDB: imported by the worker that runs a preload
 
         return _preload(rt, handle, tenant)
     except Exception:
@@ -75,6 +75,6 @@ def preload(rt: Runtime, handle: str, tenant: str) -> str:
 
 def run_query(rt: Runtime, job_id: str) -> pipeline.Next:
     with step_span(rt, "job.query", job_id):
-        from workers.query import run_query as _run_query  # DuckDB: imported by the worker that runs a query job
+        from workers.job.query import run_query as _run_query  # DuckDB: imported by the worker that runs a query job
 
         return _run_query(rt, job_id)

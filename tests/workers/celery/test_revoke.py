@@ -11,11 +11,12 @@ from infra.redis.client import connect
 from infra.settings import Settings
 from infra.stores.jobs import RedisJobStore
 from tests.workers.conftest import needle_model, store_output, submit
-from tests.workers.test_pipeline import NEEDLE, document
-from workers import pipeline, tasks
-from workers.celery_app import MAP, create_celery
-from workers.celery_dispatch import CeleryDispatcher
-from workers.runtime import Runtime
+from tests.workers.job.test_pipeline import NEEDLE, document
+from workers.celery import tasks
+from workers.celery.app import MAP, create_celery
+from workers.celery.dispatch import CeleryDispatcher
+from workers.job import pipeline
+from workers.job.runtime import Runtime
 
 
 class RecordingCeleryDispatcher(CeleryDispatcher):

@@ -12,8 +12,8 @@ from infra.llm.ratelimit import MemoryRateLimiter, RateLimit
 from infra.llm.ratelimit.pacing import CALL, Pacer
 from infra.stores.jobs import JobStatus
 from tests.workers.conftest import CHUNK_NOTES, needle_model, store_output, submit
-from tests.workers.test_pipeline import NEEDLE, document, drive
-from workers.runtime import Runtime
+from tests.workers.job.test_pipeline import NEEDLE, document, drive
+from workers.job.runtime import Runtime
 
 
 class Named:

@@ -7,12 +7,12 @@ import redis
 from kombu import Connection
 from kombu.common import ignore_errors
 
-from workers.broker_guard import guard_closed_transport
+from workers.celery.broker_guard import guard_closed_transport
 
 
 @pytest.fixture(autouse=True)
 def guarded() -> None:
-    """Install the guard, as every worker process does at boot (`workers.main.build_worker`)."""
+    """Install the guard, as every worker process does at boot (`workers.celery.main.build_worker`)."""
     guard_closed_transport()
 
 

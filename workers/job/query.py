@@ -18,9 +18,9 @@ from infra.query import EngineLimits, LoadFailed, Opened, open_tables, preload_t
 from infra.query.tools import QueryToolbox
 from infra.settings import Settings
 from infra.stores.records import OutputRecord
-from workers import outcomes, pipeline
-from workers.agent import raw_tools, run_sub_agent
-from workers.runtime import Runtime
+from workers.job import outcomes, pipeline
+from workers.job.agent import raw_tools, run_sub_agent
+from workers.job.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")
 

@@ -9,10 +9,10 @@ from infra.query.loaded_forms import wants_preload
 from infra.stores.jobs import JobStatus
 from infra.stores.records import OutputRecord
 from tests.workers.conftest import store_output
-from tests.workers.test_query import ORDERS, offline_llm, run
+from tests.workers.job.test_query import ORDERS, offline_llm, run
 from toolout.datasets import ORDER_NEEDLE
+from workers.job.runtime import Runtime
 from workers.local import LocalDispatcher
-from workers.runtime import Runtime
 
 
 def manifest(output: OutputRecord) -> str:

@@ -16,8 +16,8 @@ from extraction.testing import ScriptedLLM
 from infra.errors import LLMCallError
 from infra.stores.jobs import JobStatus
 from tests.workers.conftest import CHUNK_NOTES, NONCE_RE, needle_model, store_output, submit
-from tests.workers.test_pipeline import NEEDLE, document, drive
-from workers import pipeline
+from tests.workers.job.test_pipeline import NEEDLE, document, drive
+from workers.job import pipeline
 from workers.local import LocalDispatcher
 
 INDEX_RE = re.compile(r"^- Index: (\d+) of (\d+)$", re.M)

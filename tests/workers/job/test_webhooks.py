@@ -10,8 +10,8 @@ from infra.stores.jobs import JobStatus, new_job
 from infra.webhooks.delivery import SIGNATURE_HEADER, tenant_secret, verify
 from tests.fixtures.webhook_receiver import webhook_receiver
 from tests.workers.conftest import store_output
+from workers.job.webhooks import deliver_once
 from workers.local import LocalDispatcher
-from workers.webhooks import deliver_once
 
 HOOKS = {"webhook_secret": "master", "webhook_allow_private": True, "webhook_retry_base_seconds": 0.05}
 

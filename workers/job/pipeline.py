@@ -25,9 +25,9 @@ from infra.outputs.content import read_content, structured_kind
 from infra.planning.plans import plan_output_chunks, planning_rules
 from infra.stores.jobs import JobRecord, JobStatus, JobStore
 from infra.stores.records import OutputRecord
-from workers import outcomes, parts
-from workers.gate import GatedLLM, job_llm
-from workers.runtime import Runtime, stage_limits
+from workers.job import outcomes, parts
+from workers.job.gate import GatedLLM, job_llm
+from workers.job.runtime import Runtime, stage_limits
 
 log = logging.getLogger("toolout.workers")
 
@@ -57,7 +57,7 @@ class RunAgent:
 
 @dataclass(frozen=True)
 class RunQuery:
-    """The query sub-agent (`workers.query`), on the agent queue: loading and SQL happen there."""
+    """The query sub-agent (`workers.job.query`), on the agent queue: loading and SQL happen there."""
 
 
 Next = RunChunks | RunReduceGroups | RunAgent | RunQuery | None

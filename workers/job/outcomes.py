@@ -13,7 +13,7 @@ from extraction.texts.results import abstract_text, failed_text, not_found_abstr
 from infra.outputs.content import read_content
 from infra.stores.jobs import JobRecord, JobStatus
 from infra.stores.records import OutputRecord
-from workers.runtime import Runtime
+from workers.job.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")
 

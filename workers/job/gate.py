@@ -10,7 +10,7 @@ fixed costs, and a round trip per call was one more GIL hand-off per map in a bu
 Wrapping the job's `LLM` (instead of sprinkling checks through the steps) puts the check exactly
 between LLM calls — between the attempts of one map, between agent turns, before each reduce —
 without the pure engine knowing about Redis. A refused call raises an `ExtractionError`, which
-the steps already turn into the job's ending through `workers.outcomes`.
+the steps already turn into the job's ending through `workers.job.outcomes`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from infra import tracing
 from infra.errors import LLMBudgetExhausted
 from infra.llm.ratelimit.pacing import CallScope, call_scope, request_tokens
 from infra.stores.jobs import JobRecord, JobStore, ModelCall, ModelFallback
-from workers.runtime import Runtime, stage_llm
+from workers.job.runtime import Runtime, stage_llm
 
 log = logging.getLogger("toolout.workers")
 

@@ -10,8 +10,8 @@ from kombu.exceptions import OperationalError
 
 from infra.errors import BackendUnavailable
 from infra.stores.jobs import JobStore
-from workers.celery_app import PRELOAD, START, WEBHOOK
-from workers.webhooks import wants_webhook
+from workers.celery.app import PRELOAD, START, WEBHOOK
+from workers.job.webhooks import wants_webhook
 
 log = logging.getLogger("toolout.workers")
 

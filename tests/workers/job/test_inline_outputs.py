@@ -9,11 +9,11 @@ from infra.outputs.versions import BytesSource
 from infra.stores.jobs import JobStatus
 from infra.stores.records import OutputRecord
 from tests.workers.conftest import needle_model, submit
-from tests.workers.test_pipeline import NEEDLE, document, drive
-from tests.workers.test_read_grep import LOG, grepping_model
-from workers import pipeline
-from workers.agent import run_read_grep
-from workers.runtime import Runtime
+from tests.workers.job.test_pipeline import NEEDLE, document, drive
+from tests.workers.job.test_read_grep import LOG, grepping_model
+from workers.job import pipeline
+from workers.job.agent import run_read_grep
+from workers.job.runtime import Runtime
 
 
 def store_inline(rt: Runtime, data: bytes) -> OutputRecord:

@@ -20,11 +20,11 @@ from infra.planning.estimates import ExtractionEstimate, estimate_extraction
 from infra.planning.plans import plan_fresh
 from infra.stores.jobs import JobRecord, JobStatus
 from tests.workers.conftest import NONCE_RE, store_output, submit
-from tests.workers.test_pipeline import NEEDLE, document
-from tests.workers.test_read_grep import LOG, grepping_model
-from workers import pipeline
+from tests.workers.job.test_pipeline import NEEDLE, document
+from tests.workers.job.test_read_grep import LOG, grepping_model
+from workers.job import pipeline
+from workers.job.runtime import Runtime
 from workers.local import LocalDispatcher
-from workers.runtime import Runtime
 
 REQUEST = "database pool errors"
 

@@ -9,7 +9,7 @@ import pytest
 from extraction.errors import NotFound
 from infra.errors import BackendUnavailable
 from infra.stores.jobs import JobRecord, JobStatus, MemoryJobStore
-from workers.tasks import quiet_when_over
+from workers.celery.tasks import quiet_when_over
 
 
 @pytest.fixture()
