@@ -32,18 +32,14 @@ from kombu import Exchange, Queue
 
 from infra.redis.client import kombu_sentinel_url
 from infra.settings import Settings
+from workers.job.next import Map, Query, ReadGrep, ReduceGroup, ReduceStage, Start
 
 QUEUES = ("extract", "map", "reduce", "agent", "webhooks")
 
-START, MAP, REDUCE_STAGE, REDUCE_GROUP, READ_GREP, WEBHOOK = (
-    "toolout.start_extraction",
-    "toolout.map_chunk",
-    "toolout.reduce_stage",
-    "toolout.reduce_group",
-    "toolout.read_grep",
-    "toolout.deliver_webhook",
+START, MAP, REDUCE_STAGE, REDUCE_GROUP, READ_GREP, QUERY = (
+    step.TASK for step in (Start, Map, ReduceStage, ReduceGroup, ReadGrep, Query)
 )
-QUERY = "toolout.query"
+WEBHOOK = "toolout.deliver_webhook"
 PRELOAD = "toolout.preload_tables"
 
 TASK_ROUTES = {

@@ -1,4 +1,4 @@
-"""Celery tasks: decode arguments, call one pipeline step, turn its answer into the next signatures.
+"""Celery tasks: decode a message into its step (`workers.job.next`), run it (`workers.job.drive`), send what follows.
 
 The tasks close over the worker's `Runtime` (built once in `workers.celery.main`), so no task reaches for
 a process-global; signatures are made by task name, so scheduling needs no task objects.
@@ -35,9 +35,23 @@ from celery.canvas import Signature
 
 from infra.errors import BackendUnavailable
 from infra.stores.jobs import JobStore
-from workers.celery.app import MAP, PRELOAD, QUERY, READ_GREP, REDUCE_GROUP, REDUCE_STAGE, START, WEBHOOK
-from workers.job import pipeline, steps
-from workers.job.parts import Cover
+from workers.celery.app import PRELOAD, WEBHOOK
+from workers.job import drive
+from workers.job.next import (
+    STEPS,
+    Fanout,
+    Map,
+    ReduceGroup,
+    ReduceStage,
+    Settled,
+    Step,
+    from_message,
+    from_stored,
+    message,
+    stored,
+)
+from workers.job.pipeline import job_over
+from workers.job.preload import preload
 from workers.job.runtime import Runtime
 from workers.job.webhooks import deliver_once
 
@@ -56,68 +70,51 @@ class RedeliveryLogged(Task):  # type: ignore[type-arg]  # the base of tasks wit
 
 
 def register_tasks(celery: Celery, rt: Runtime) -> None:
-    """Define toolout's tasks on `celery`, each running one pipeline step against `rt`.
+    """Define toolout's tasks on `celery`: one per kind of step (`workers.job.next`), each running it against `rt`.
 
     Only infrastructure outages are retried by Celery (with backoff); strategy failures end in the
     truncate fallback inside the steps.
     """
+    executor = CeleryExecutor(celery, rt)
+    for task in STEPS:
+        celery.task(  # shared=False: a task closes over *this* runtime, so it must not join other apps
+            name=task,
+            base=RedeliveryLogged,
+            shared=False,
+            ignore_result=True,
+            autoretry_for=(BackendUnavailable,),
+            retry_backoff=True,
+            retry_backoff_max=30,
+            max_retries=8,
+        )(quiet_when_over(rt.jobs, task, executor.task(task)))
+    register_webhook(celery, rt)
+    register_preload(celery, rt)
 
-    def task(name: str) -> Callable[[Callable[..., None]], Task[Any, None]]:
-        def define(step: Callable[..., None]) -> Task[Any, None]:
-            return celery.task(  # shared=False: a task closes over *this* runtime, so it must not join other apps
-                name=name,
-                base=RedeliveryLogged,
-                shared=False,
-                ignore_result=True,
-                autoretry_for=(BackendUnavailable,),
-                retry_backoff=True,
-                retry_backoff_max=30,
-                max_retries=8,
-            )(quiet_when_over(rt.jobs, name, step))
 
-        return define
+def register_webhook(celery: Celery, rt: Runtime) -> None:
+    """One delivery attempt per message; the next is a new message after the backoff (no worker thread sleeps)."""
 
-    @task(START)
-    def start_extraction(job_id: str) -> None:
-        schedule(celery, rt.jobs, job_id, steps.start(rt, job_id))
-
-    @task(MAP)
-    def map_chunk(job_id: str, index: int, start: int, end: int) -> None:
-        by = running_task_id(celery)
-        settled = steps.run_map(rt, job_id, index, start, end, by=by)
-        run_next(celery, rt, rt.jobs.settle_level(job_id, 0, by=by) if settled is None else settled.then)
-
-    @task(REDUCE_STAGE)
-    def reduce_stage(job_id: str, level: int, covers: list[Cover]) -> None:
-        schedule(celery, rt.jobs, job_id, steps.run_reduce_stage(rt, job_id, level, covers))
-
-    @task(REDUCE_GROUP)
-    def reduce_group(job_id: str, level: int, group_index: int, members: list[int], cover: Cover) -> None:
-        steps.run_reduce_group(rt, job_id, level, group_index, members, cover)
-        run_next(celery, rt, rt.jobs.settle_level(job_id, level + 1, by=running_task_id(celery)))
-
-    @task(READ_GREP)
-    def read_grep(job_id: str) -> None:
-        steps.run_read_grep(rt, job_id)
-
-    @task(QUERY)
-    def query(job_id: str) -> None:
-        schedule(celery, rt.jobs, job_id, steps.run_query(rt, job_id))
-
-    @task(WEBHOOK)
+    @celery.task(
+        name=WEBHOOK,
+        base=RedeliveryLogged,
+        shared=False,
+        ignore_result=True,
+        autoretry_for=(BackendUnavailable,),
+        retry_backoff=True,
+        retry_backoff_max=30,
+        max_retries=8,
+    )
     def deliver_webhook(job_id: str, attempt: int) -> None:
         deliver_webhook_attempt(celery, rt, job_id, attempt)
-
-    register_preload(celery, rt)
 
 
 def register_preload(celery: Celery, rt: Runtime) -> None:
     """The query strategy's preload: not a job's step (no job id), and not retried — a preload that
-    fails leaves the first question to load (`steps.preload` logs why)."""
+    fails leaves the first question to load (`workers.job.preload` logs why)."""
 
     @celery.task(name=PRELOAD, base=RedeliveryLogged, shared=False, ignore_result=True)
     def preload_tables(handle: str, tenant: str) -> None:
-        steps.preload(rt, handle, tenant)
+        preload(rt, handle, tenant)
 
 
 def running_task_id(celery: Celery) -> str | None:
@@ -149,63 +146,102 @@ def quiet_when_over(jobs: JobStore, name: str, step: Callable[..., None]) -> Cal
         try:
             step(job_id, *args)
         except Exception as exc:
-            if not pipeline.job_over(jobs, job_id):
+            if not job_over(jobs, job_id):
                 raise
             log.info("job %s: %s stopped, the job was canceled or deleted (%s)", job_id, name, type(exc).__name__)
 
     return run
 
 
-def schedule(celery: Celery, jobs: JobStore, job_id: str, step: pipeline.Next) -> None:
-    """Turn a step's answer into Celery work: maps or group reduces and the stage after them, or the agent.
+class CeleryExecutor:
+    """`workers.job.drive`'s executor on Celery: a step becomes a task message, a fan-out a level of them.
 
     Task ids are fixed and remembered on the job *before* anything is sent, so a cancel arriving
     at any moment finds every queued task to revoke.
     """
-    planned = plan(celery, job_id, step)
-    if planned is not None:
-        remember(jobs, job_id, planned)
-        send(celery, jobs, job_id, planned)
 
+    def __init__(self, celery: Celery, rt: Runtime) -> None:
+        self.celery, self.rt = celery, rt
 
-def plan(celery: Celery, job_id: str, step: pipeline.Next) -> Planned | None:
-    """The signatures a step asks for, not yet sent."""
+    def task(self, name: str) -> Callable[..., None]:
+        """The body of the task `name`: decode its arguments into the step and run it here."""
 
-    def sig(name: str, *args: object) -> Signature:
-        return celery.signature(name, args=args, immutable=True)
+        def run(*args: Any) -> None:
+            self.run(from_message(name, args))
 
-    if isinstance(step, pipeline.RunChunks):
-        maps = [sig(MAP, job_id, c.index, c.start, c.end) for c in step.chunks]
-        return maps, sig(REDUCE_STAGE, job_id, 0, step.covers)
-    if isinstance(step, pipeline.RunReduceGroups):
-        header = [
-            sig(REDUCE_GROUP, job_id, step.level, i, members, step.covers[i]) for i, members in enumerate(step.groups)
-        ]
-        return header, sig(REDUCE_STAGE, job_id, step.level + 1, step.covers)
-    if isinstance(step, pipeline.RunAgent):
-        return [], sig(READ_GREP, job_id)
-    if isinstance(step, pipeline.RunQuery):
-        return [], sig(QUERY, job_id)
-    return None
+        return run
 
+    def run(self, step: Step) -> None:
+        """Run a step in this task; a part then settles its level, and the part that completes it goes on."""
+        if not isinstance(step, Map | ReduceGroup):
+            drive.advance(self, drive.run(self.rt, step))
+            return
+        by = running_task_id(self.celery)
+        done = drive.run(self.rt, step, by=by)
+        then = done.then if isinstance(done, Settled) else self.rt.jobs.settle_level(step.job_id, step.settles, by=by)
+        self.run_then(then)
 
-def remember(jobs: JobStore, job_id: str, planned: Planned) -> list[str]:
-    """Give every signature its task id now (`freeze`) and store the ids on the job."""
-    header, body = planned
-    ids = [signature.freeze().id for signature in [*header, body]]
-    jobs.add_task_ids(job_id, ids)
-    return ids
+    def send(self, step: Step) -> None:
+        self.schedule(step)
 
+    def fan_out(self, fanout: Fanout) -> None:
+        self.schedule(fanout)
 
-def send(celery: Celery, jobs: JobStore, job_id: str, planned: Planned) -> None:
-    """Store the step after the parts (the fan-in), then publish every part in one Redis round trip."""
-    header, body = planned
-    if not header:
-        body.apply_async()
-        return
-    _, level, _ = body.args
-    jobs.expect_parts(job_id, level, len(header), json.dumps({"task": body.task, "id": body.id, "args": body.args}))
-    publish_all(celery, header)
+    def schedule(self, step: Fanout | Step) -> None:
+        """Fix the task ids and remember them on the job, then send."""
+        planned = self.planned(step)
+        self.remember(planned)
+        self.dispatch(planned)
+
+    def planned(self, step: Fanout | Step) -> Planned:
+        """The signatures `step` asks for, not yet sent (a single step: an empty header)."""
+        if isinstance(step, Fanout):
+            return [self.signature(part) for part in step.parts], self.signature(step.then)
+        return [], self.signature(step)
+
+    def remember(self, planned: Planned) -> list[str]:
+        """Give every signature its task id now (`freeze`) and store the ids on the job."""
+        header, body = planned
+        ids = [signature.freeze().id for signature in [*header, body]]
+        self.rt.jobs.add_task_ids(body.args[0], ids)
+        return ids
+
+    def dispatch(self, planned: Planned) -> None:
+        """Store the stage after the parts (the fan-in), then publish every part in one Redis round trip."""
+        header, body = planned
+        if not header:
+            body.apply_async()
+            return
+        then = from_message(str(body.task), body.args)
+        assert isinstance(then, ReduceStage)
+        self.rt.jobs.expect_parts(then.job_id, then.level, len(header), stored(then, str(body.id)))
+        publish_all(self.celery, header)
+
+    def signature(self, step: Step) -> Signature:
+        task, args = message(step)
+        return self.celery.signature(task, args=args, immutable=True)
+
+    def run_then(self, then: str | None) -> None:
+        """The stage `settle_level` handed this part (None: not this one, the level is not complete or was
+        handed out already): a reduce stage runs here and now; any other step is sent."""
+        if then is None:
+            return
+        step, task_id = from_stored(then)
+        if not isinstance(step, ReduceStage):
+            self.send_stored(step, task_id)
+            return
+        try:
+            answer = drive.run(self.rt, step)
+        except BackendUnavailable:
+            log.warning("job %s: reduce stage %d met an outage here; sending it as a task", step.job_id, step.level)
+            self.send_stored(step, task_id)
+            return
+        drive.advance(self, answer)
+
+    def send_stored(self, step: Step, task_id: str) -> None:
+        """Send a step stored with its frozen id (remembered on the job for cancels when it was stored)."""
+        task, args = message(step)
+        self.celery.send_task(task, args=args, task_id=task_id, ignore_result=True)
 
 
 def publish_all(celery: Celery, signatures: list[Signature]) -> None:
@@ -214,27 +250,3 @@ def publish_all(celery: Celery, signatures: list[Signature]) -> None:
     with celery.producer_or_acquire() as producer, producer.batch():
         for signature in signatures:
             signature.apply_async(producer=producer)
-
-
-def run_next(celery: Celery, rt: Runtime, then: str | None) -> None:
-    """The step `settle_level` handed this caller (None: not this one, the level is not complete or was
-    handed out already): a reduce stage runs here and now; any other step is sent."""
-    if then is None:
-        return
-    step = json.loads(then)
-    if step["task"] != REDUCE_STAGE:
-        send_next(celery, step)
-        return
-    job_id, level, covers = step["args"]
-    try:
-        next_step = steps.run_reduce_stage(rt, job_id, level, covers)
-    except BackendUnavailable:
-        log.warning("job %s: reduce stage %d met an outage here; sending it as a task", job_id, level)
-        send_next(celery, step)
-        return
-    schedule(celery, rt.jobs, job_id, next_step)
-
-
-def send_next(celery: Celery, step: dict[str, Any]) -> None:
-    """Send a step stored by `send` (task, frozen id, args), with the task id remembered for cancels."""
-    celery.send_task(step["task"], args=step["args"], task_id=step["id"], ignore_result=True)

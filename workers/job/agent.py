@@ -17,6 +17,7 @@ from workers.job import outcomes
 from workers.job.gate import job_llm
 from workers.job.pipeline import LiveJob, load
 from workers.job.runtime import Runtime, stage_limits
+from workers.job.tracing import traced
 
 
 def bounds(rt: Runtime, job: JobRecord) -> AgentBounds:
@@ -34,6 +35,7 @@ def raw_tools(rt: Runtime, live: LiveJob) -> PinnedTools:
     return PinnedTools(output)
 
 
+@traced("job.read_grep")
 def run_read_grep(rt: Runtime, job_id: str) -> None:
     live = load(rt, job_id)
     if live is None:

@@ -36,6 +36,12 @@ def _not_found_detail(content: str) -> str:
     return content.partition("\n")[2].strip()
 
 
+def finish_truncate(rt: Runtime, job: JobRecord, output: OutputRecord) -> bool:
+    """Truncate mode asked for (or routed to): the same view as the fallback, without the WARNING."""
+    text = abstract_text(job.tool_name, job.handle, "truncate", truncated_view(rt, output))
+    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate")
+
+
 def finish_unknown_handle(rt: Runtime, job: JobRecord) -> bool:
     """The output vanished (deleted, expired) between submission and execution."""
     return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=unknown_handle_text(job.handle, job.tool_name))

@@ -28,6 +28,7 @@ from infra.errors import LLMCallError
 from infra.stores.jobs import JobRecord
 from infra.stores.records import OutputRecord
 from workers.job import outcomes
+from workers.job.next import Cover
 from workers.job.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")
@@ -35,9 +36,6 @@ log = logging.getLogger("toolout.workers")
 PART_FAILURES: tuple[type[ExtractionError], ...] = (ReportParseError, LLMCallError)
 REASON_MAX_CHARS = 500
 """A failure's reason as stored on the job (the WARNING shows a shorter headline)."""
-
-Span = list[int]
-Cover = list[Span]
 
 
 def chunk_covers(chunks: list[Chunk]) -> list[Cover]:

@@ -1,8 +1,9 @@
 """The steps of one extraction job, written against `Runtime`, free of Celery.
 
 Each step loads what it needs from the stores, does one piece of work, persists it, and
-returns what should run next (`tasks.py` turns that into Celery signatures). Every step
-starts by checking that the job is still live, which is how cancellation stays cooperative.
+returns what should run next (`workers.job.next`; `workers.job.drive` runs it on either executor).
+Every step starts by checking that the job is still live, which is how cancellation stays cooperative.
+Each is traced where it is defined (`workers.job.tracing.traced`), so it has one signature wherever it runs.
 """
 
 from __future__ import annotations
@@ -20,47 +21,17 @@ from extraction.strategies.reduce_plan import ensure_depth
 from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.prompts import PromptContext
 from extraction.texts.report import FinalReport, says_not_found
-from extraction.texts.results import abstract_text
 from infra.outputs.content import read_content, structured_kind
 from infra.planning.plans import plan_output_chunks, planning_rules
 from infra.stores.jobs import JobRecord, JobStatus, JobStore
 from infra.stores.records import OutputRecord
 from workers.job import outcomes, parts
 from workers.job.gate import GatedLLM, job_llm
+from workers.job.next import Cover, Fanout, Map, Next, Query, ReadGrep, ReduceGroup, ReduceStage, Settled, Span
 from workers.job.runtime import Runtime, stage_limits
+from workers.job.tracing import traced
 
 log = logging.getLogger("toolout.workers")
-
-
-@dataclass(frozen=True)
-class RunChunks:
-    chunks: list[Chunk]
-
-    @property
-    def covers(self) -> list[parts.Cover]:
-        """What the reduce stage after the maps is told each chunk covers."""
-        return parts.chunk_covers(self.chunks)
-
-
-@dataclass(frozen=True)
-class RunReduceGroups:
-    level: int
-    groups: list[list[int]]
-    covers: list[parts.Cover]
-    """What each group covers: its failure names these chunks; the next stage gets them all."""
-
-
-@dataclass(frozen=True)
-class RunAgent:
-    pass
-
-
-@dataclass(frozen=True)
-class RunQuery:
-    """The query sub-agent (`workers.job.query`), on the agent queue: loading and SQL happen there."""
-
-
-Next = RunChunks | RunReduceGroups | RunAgent | RunQuery | None
 
 
 @dataclass(frozen=True)
@@ -110,6 +81,7 @@ def job_over(jobs: JobStore, job_id: str) -> bool:
 
 
 # --- start ---------------------------------------------------------------------------------------
+@traced("job.start")
 def start(rt: Runtime, job_id: str) -> Next:
     live = load(rt, job_id)
     if live is None:
@@ -132,15 +104,21 @@ def follow(rt: Runtime, live: LiveJob, decision: RoutingDecision, budget: int) -
     rt.jobs.update(live.job.id, mode_used=decision.mode.value, routing_reason=decision.reason)
     log.info("job %s routed to %s: %s", live.job.id, decision.mode, decision.reason)
     if decision.mode is Mode.TRUNCATE:
-        finish_truncate(rt, live)
+        outcomes.finish_truncate(rt, live.job, live.output)
         return None
     if decision.mode is Mode.READ_GREP:
-        return RunAgent()
+        return ReadGrep(live.job.id)
     if decision.mode is Mode.QUERY:
-        return RunQuery()
+        return Query(live.job.id)
     chunks = plan_job_chunks(rt, live, budget)
     rt.jobs.update(live.job.id, chunks_total=len(chunks))
-    return RunChunks(chunks)
+    return map_chunks(live.job.id, chunks)
+
+
+def map_chunks(job_id: str, chunks: list[Chunk]) -> Fanout:
+    """A map per chunk, then the reduce stage over them (each map output covers its own chunk)."""
+    maps: list[Map | ReduceGroup] = [Map(job_id, c.index, c.start, c.end) for c in chunks]
+    return Fanout(maps, ReduceStage(job_id, 0, parts.chunk_covers(chunks)))
 
 
 def chunk_budget_for(rt: Runtime, live: LiveJob) -> int:
@@ -170,22 +148,8 @@ def plan_job_chunks(rt: Runtime, live: LiveJob, budget: int) -> list[Chunk]:
     return plan_output_chunks(rt.blobs, rt.records, live.output, budget, rt.settings.chunk_overlap)
 
 
-def finish_truncate(rt: Runtime, live: LiveJob) -> None:
-    """Explicit truncate mode: the same view as the fallback, without the WARNING."""
-    text = abstract_text(live.job.tool_name, live.job.handle, "truncate", outcomes.truncated_view(rt, live.output))
-    rt.jobs.finish(live.job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate")
-    return None
-
-
 # --- map ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Settled:
-    """A map recorded its output and settled its level in the same round trip: `then` is what
-    `JobStore.settle_level` answered (the next step, for the one map that completed the level)."""
-
-    then: str | None
-
-
+@traced("job.map", lambda index, start, end, **_: {"chunk_index": index, "start": start, "end": end})
 def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int, *, by: str | None = None) -> Settled | None:
     """Extract from one chunk; a redelivered task that finds the chunk settled (output or failure) does nothing.
 
@@ -226,7 +190,7 @@ def _map(
     return Settled(rt.jobs.record_chunk_and_settle(current.job.id, index, report.content, usage, calls, by=by))
 
 
-def _map_failed(rt: Runtime, current: LiveJob, exc: ExtractionError, span: parts.Span) -> None:
+def _map_failed(rt: Runtime, current: LiveJob, exc: ExtractionError, span: Span) -> None:
     """The chunk's part fails (the job reads on without it), or, for any other failure, the job falls back."""
     if isinstance(exc, parts.PART_FAILURES):
         parts.record(rt, current.job, current.output, parts.failed_part(current.job, 0, span[0], [span], exc), exc)
@@ -253,7 +217,7 @@ class Inputs:
     """
 
     texts: list[str]
-    covers: list[parts.Cover]
+    covers: list[Cover]
 
 
 def level_outputs(rt: Runtime, job_id: str, level: int) -> dict[int, str]:
@@ -267,12 +231,13 @@ def with_content(stored: dict[int, str]) -> list[int]:
     return [order[position] for position in reduce_inputs([stored[i] for i in order])]
 
 
-def level_inputs(stored: dict[int, str], covers: list[parts.Cover]) -> Inputs:
+def level_inputs(stored: dict[int, str], covers: list[Cover]) -> Inputs:
     present = with_content(stored)
     return Inputs([stored[i] for i in present], [covers[i] for i in present])
 
 
-def run_reduce_stage(rt: Runtime, job_id: str, level: int, covers: list[parts.Cover]) -> Next:
+@traced("job.reduce", lambda level, covers: {"level": level, "inputs": len(covers)})
+def run_reduce_stage(rt: Runtime, job_id: str, level: int, covers: list[Cover]) -> Next:
     """Finish the job if this level's outputs fit one call; otherwise schedule another round of groups.
 
     `covers[i]` is what part `i` of this level covers (chunk `i` at level 0, group `i` above): every
@@ -314,7 +279,11 @@ def _reduce_or_regroup(rt: Runtime, live: LiveJob, inputs: Inputs, level: int) -
         return None
     ensure_depth(level + 1, rt.settings.max_reduce_depth)
     rt.jobs.update(live.job.id, reduce_level=level + 1, reduce_tree=tree)
-    return RunReduceGroups(level, groups, parts.group_covers(groups, inputs.covers))
+    covers = parts.group_covers(groups, inputs.covers)
+    reduces: list[Map | ReduceGroup] = [
+        ReduceGroup(live.job.id, level, i, members, covers[i]) for i, members in enumerate(groups)
+    ]
+    return Fanout(reduces, ReduceStage(live.job.id, level + 1, covers))
 
 
 def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) -> str:
@@ -345,7 +314,11 @@ def _finish_single(rt: Runtime, live: LiveJob, content: str, **fields: object) -
     outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value, **fields)
 
 
-def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: list[int], cover: parts.Cover) -> None:
+@traced(
+    "job.reduce_group",
+    lambda level, group, members, cover: {"level": level, "group_index": group, "inputs": len(members)},
+)
+def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: list[int], cover: Cover) -> None:
     """Reduce one group of level-`level` outputs into one output at level `level + 1` (a lone output passes as is).
 
     `members` are positions in the level's inputs (`Inputs`); `cover` is what the group holds of the

@@ -20,7 +20,9 @@ from infra.settings import Settings
 from infra.stores.records import OutputRecord
 from workers.job import outcomes, pipeline
 from workers.job.agent import raw_tools, run_sub_agent
+from workers.job.next import Next
 from workers.job.runtime import Runtime
+from workers.job.tracing import traced
 
 log = logging.getLogger("toolout.workers")
 
@@ -36,7 +38,8 @@ def engine_limits(settings: Settings) -> EngineLimits:
     )
 
 
-def run_query(rt: Runtime, job_id: str) -> pipeline.Next:
+@traced("job.query")
+def run_query(rt: Runtime, job_id: str) -> Next:
     """Load, then run the sub-agent; returns the next step only when the job is routed again as text."""
     live = pipeline.load(rt, job_id)
     if live is None:
@@ -123,7 +126,7 @@ def _forget_if_deleted(rt: Runtime, output: OutputRecord) -> None:
         rt.blobs.delete_prefix(query_prefix(output))
 
 
-def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> pipeline.Next:
+def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> Next:
     """The output did not load: `auto` routes it again as text; an explicit `query` falls back to truncate."""
     if Mode.parse(live.job.mode_requested) is not Mode.AUTO:
         outcomes.fall_back_to_truncate(rt, live.job, live.output, f"query failed: {why}")

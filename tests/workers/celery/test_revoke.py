@@ -16,6 +16,7 @@ from workers.celery import tasks
 from workers.celery.app import MAP, create_celery
 from workers.celery.dispatch import CeleryDispatcher
 from workers.job import pipeline
+from workers.job.next import Fanout, ReadGrep, ReduceGroup, ReduceStage
 from workers.job.runtime import Runtime
 
 
@@ -38,6 +39,10 @@ def celery_for(rt: Runtime):
     return celery
 
 
+def executor_for(rt: Runtime, celery=None) -> tasks.CeleryExecutor:
+    return tasks.CeleryExecutor(celery or celery_for(rt), rt)
+
+
 def planned_job(make_runtime, mode: str = "full-chunked"):
     rt = make_runtime(needle_model(NEEDLE), context_tokens=4000)
     job = submit(rt, store_output(rt, document()), "errors", mode=mode)
@@ -47,8 +52,8 @@ def planned_job(make_runtime, mode: str = "full-chunked"):
 def test_a_fan_outs_task_ids_are_stored_before_it_is_sent_and_celery_keeps_them(make_runtime) -> None:
     rt, job = planned_job(make_runtime)
     celery = celery_for(rt)
-    planned = tasks.plan(celery, job.id, pipeline.start(rt, job.id))
-    ids = tasks.remember(rt.jobs, job.id, planned)
+    planned = executor_for(rt, celery).planned(pipeline.start(rt, job.id))
+    ids = executor_for(rt).remember(planned)
     header, body = planned
     assert len(ids) == rt.jobs.get(job.id).chunks_total + 1
     assert sorted(ids) == rt.jobs.task_ids(job.id) == sorted([body.id, *(s.id for s in header)])
@@ -60,20 +65,20 @@ def test_the_part_that_settles_the_maps_last_runs_the_reduce_stage_once_in_its_o
     rt, job = planned_job(make_runtime)
     celery = celery_for(rt)
     step = pipeline.start(rt, job.id)
-    planned = tasks.plan(celery, job.id, step)
-    tasks.remember(rt.jobs, job.id, planned)
-    tasks.send(celery, rt.jobs, job.id, planned)  # the maps go to kombu's in-memory broker
+    planned = executor_for(rt, celery).planned(step)
+    executor_for(rt).remember(planned)
+    executor_for(rt, celery).dispatch(planned)  # the maps go to kombu's in-memory broker
     sent: list[tuple[str, dict]] = []
     ran: list[tuple] = []
     monkeypatch.setattr(celery, "send_task", lambda name, **options: sent.append((name, options)))
     monkeypatch.setattr(pipeline, "run_reduce_stage", lambda *args: ran.append(args[1:]))
-    for chunk in step.chunks:
-        tasks.run_next(celery, rt, rt.jobs.settle_level(job.id, 0))
+    for chunk in step.parts:
+        executor_for(rt, celery).run_then(rt.jobs.settle_level(job.id, 0))
         assert not ran, "nothing runs while a part is unsettled"
         rt.jobs.record_chunk(job.id, chunk.index, "found", Usage(calls=1))
     for _ in range(3):  # the last part, then redeliveries of it
-        tasks.run_next(celery, rt, rt.jobs.settle_level(job.id, 0))
-    assert ran == [(job.id, 0, json.loads(json.dumps(step.covers)))] and sent == [], "run here, no broker hop"
+        executor_for(rt, celery).run_then(rt.jobs.settle_level(job.id, 0))
+    assert ran == [(job.id, 0, json.loads(json.dumps(step.then.covers)))] and sent == [], "run here, no broker hop"
 
 
 class WorkerKilled(BaseException):
@@ -90,9 +95,9 @@ def test_a_map_killed_while_running_the_reduce_stage_runs_it_again_when_its_mess
     rt, job = planned_job(make_runtime)
     celery = celery_for(rt)
     step = pipeline.start(rt, job.id)
-    planned = tasks.plan(celery, job.id, step)
-    tasks.remember(rt.jobs, job.id, planned)
-    tasks.send(celery, rt.jobs, job.id, planned)
+    planned = executor_for(rt, celery).planned(step)
+    executor_for(rt).remember(planned)
+    executor_for(rt, celery).dispatch(planned)
     maps, run_map = planned[0], celery.tasks[MAP]
     real_stage = pipeline.run_reduce_stage
 
@@ -118,8 +123,8 @@ def test_a_reduce_stage_that_meets_an_outage_is_sent_as_a_task_with_its_remember
 ) -> None:
     rt, job = planned_job(make_runtime)
     celery = celery_for(rt)
-    planned = tasks.plan(celery, job.id, pipeline.start(rt, job.id))
-    tasks.remember(rt.jobs, job.id, planned)
+    planned = executor_for(rt, celery).planned(pipeline.start(rt, job.id))
+    executor_for(rt).remember(planned)
     _, body = planned
     then = json.dumps({"task": body.task, "id": body.id, "args": body.args})
     sent: list[tuple[str, dict]] = []
@@ -129,7 +134,7 @@ def test_a_reduce_stage_that_meets_an_outage_is_sent_as_a_task_with_its_remember
         raise BackendUnavailable("redis is down", backend="redis")
 
     monkeypatch.setattr(pipeline, "run_reduce_stage", outage)
-    tasks.run_next(celery, rt, then)
+    executor_for(rt, celery).run_then(then)
     stage = {"args": json.loads(json.dumps(list(body.args))), "task_id": body.id, "ignore_result": True}
     assert sent == [("toolout.reduce_stage", stage)] and body.id in rt.jobs.task_ids(job.id)
 
@@ -137,19 +142,20 @@ def test_a_reduce_stage_that_meets_an_outage_is_sent_as_a_task_with_its_remember
 def test_signatures_name_toolouts_tasks_with_the_steps_arguments(make_runtime) -> None:
     rt, job = planned_job(make_runtime)
     step = pipeline.start(rt, job.id)
-    header, body = tasks.plan(celery_for(rt), job.id, step)
+    header, body = executor_for(rt, celery_for(rt)).planned(step)
     assert [(s.task, tuple(s.args)) for s in header] == [
-        ("toolout.map_chunk", (job.id, c.index, c.start, c.end)) for c in step.chunks
+        ("toolout.map_chunk", (job.id, c.index, c.start, c.end)) for c in step.parts
     ]
-    covers = [[[c.index, c.start, c.end]] for c in step.chunks]
+    covers = [[[c.index, c.start, c.end]] for c in step.parts]
     assert (body.task, tuple(body.args), body.immutable) == ("toolout.reduce_stage", (job.id, 0, covers), True)
 
 
 def test_group_signatures_carry_what_each_group_covers(make_runtime) -> None:
     rt, job = planned_job(make_runtime)
     covers = [[[0, 0, 10], [1, 9, 20]], [[2, 19, 30]]]
-    step = pipeline.RunReduceGroups(level=0, groups=[[0, 1], [2]], covers=covers)
-    header, body = tasks.plan(celery_for(rt), job.id, step)
+    groups = [ReduceGroup(job.id, 0, 0, [0, 1], covers[0]), ReduceGroup(job.id, 0, 1, [2], covers[1])]
+    step = Fanout([*groups], ReduceStage(job.id, 1, covers))
+    header, body = executor_for(rt, celery_for(rt)).planned(step)
     assert [(s.task, tuple(s.args)) for s in header] == [
         ("toolout.reduce_group", (job.id, 0, 0, [0, 1], covers[0])),
         ("toolout.reduce_group", (job.id, 0, 1, [2], covers[1])),
@@ -159,14 +165,14 @@ def test_group_signatures_carry_what_each_group_covers(make_runtime) -> None:
 
 def test_the_agent_task_is_remembered_too(make_runtime) -> None:
     rt, job = planned_job(make_runtime, mode="read-grep")
-    ids = tasks.remember(rt.jobs, job.id, tasks.plan(celery_for(rt), job.id, pipeline.RunAgent()))
+    ids = executor_for(rt).remember(executor_for(rt, celery_for(rt)).planned(ReadGrep(job.id)))
     assert len(ids) == 1 and rt.jobs.task_ids(job.id) == ids
 
 
 def test_cancel_revokes_exactly_the_remembered_ids(make_runtime) -> None:
     rt, job = planned_job(make_runtime)
     dispatcher = RecordingCeleryDispatcher(rt)
-    ids = tasks.remember(rt.jobs, job.id, tasks.plan(dispatcher.celery, job.id, pipeline.start(rt, job.id)))
+    ids = executor_for(rt).remember(executor_for(rt, dispatcher.celery).planned(pipeline.start(rt, job.id)))
     assert dispatcher.revoke(job.id) == len(ids)
     assert dispatcher.broadcast == [sorted(ids)]
 

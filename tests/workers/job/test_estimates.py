@@ -174,7 +174,7 @@ def test_every_job_on_a_document_plans_the_same_chunks(make_runtime, context_tok
     data = (document().decode() * (8 if context_tokens > 10_000 else 1)).encode()
     output = store_output(rt, data)
     plans = {
-        tuple(c.end for c in pipeline.start(rt, submit(rt, output, REQUEST, "full-chunked").id).chunks)
+        tuple(c.end for c in pipeline.start(rt, submit(rt, output, REQUEST, "full-chunked").id).parts)
         for _ in range(20)
     }
     found = estimate_extraction(

@@ -13,6 +13,7 @@ from tests.workers.job.test_pipeline import NEEDLE, document, drive
 from tests.workers.job.test_read_grep import LOG, grepping_model
 from workers.job import pipeline
 from workers.job.agent import run_read_grep
+from workers.job.next import ReadGrep
 from workers.job.runtime import Runtime
 
 
@@ -50,7 +51,7 @@ def test_read_grep_and_truncate_over_an_inline_output(make_runtime) -> None:
     rt = make_runtime(grepping_model())
     output = store_inline(rt, LOG.encode())
     job = submit(rt, output, "connection pool incidents", mode="read-grep")
-    assert isinstance(pipeline.start(rt, job.id), pipeline.RunAgent)
+    assert isinstance(pipeline.start(rt, job.id), ReadGrep)
     run_read_grep(rt, job.id)
     assert "ERROR billing: connection pool exhausted" in rt.jobs.get(job.id).result
     truncated = submit(rt, output, "anything", mode="truncate")

@@ -90,7 +90,7 @@ def test_a_cancel_between_two_attempts_of_one_map_stops_the_second_call(make_run
 
     rt = make_runtime(ScriptedLLM(respond), context_tokens=4000)
     job = submit(rt, store_output(rt, document()), "errors", mode="full-chunked")
-    first = pipeline.start(rt, job.id).chunks[0]
+    first = pipeline.start(rt, job.id).parts[0]
     pipeline.run_map(rt, job.id, first.index, first.start, first.end)
     done = rt.jobs.get(job.id)
     assert len(rt.llm.calls) == 1 and done.status is JobStatus.CANCELED and done.fallback_reason is None

@@ -88,7 +88,7 @@ def run(make_runtime, fault: Fault, *, extract: str = "database pool errors", **
 
 
 def plan(rt, job_id: str):
-    return {chunk.index: chunk for chunk in pipeline.start(rt, job_id).chunks}
+    return {chunk.index: chunk for chunk in pipeline.start(rt, job_id).parts}
 
 
 # --- one bad chunk ------------------------------------------------------------------------------
@@ -249,7 +249,7 @@ def test_a_job_resubmitted_by_the_watchdog_keeps_its_failures_and_counts_them_on
     fault = faulty(lambda m: None if healthy["now"] else on_chunks({3}, no_wrapper)(m))
     rt = make_runtime(fault, context_tokens=4000, max_output_tokens=ONE_REDUCE_OUTPUT_TOKENS)
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")
-    for chunk in pipeline.start(rt, job.id).chunks:
+    for chunk in pipeline.start(rt, job.id).parts:
         pipeline.run_map(rt, job.id, chunk.index, chunk.start, chunk.end)
     maps = len(rt.llm.calls)
     healthy["now"] = True

@@ -8,6 +8,7 @@ from extraction.texts.results import unknown_handle_text
 from infra.stores.jobs import JobStatus
 from tests.workers.conftest import needle_model, store_output, submit
 from workers.job import pipeline
+from workers.job.next import Fanout, Map, ReadGrep
 
 FILLER = "".join(f"2026-11-01T00:00:{i % 60:02d}Z INFO request {i} served in {i % 97} ms\n" for i in range(3000))
 NEEDLE = "ERROR db pool exhausted on billing-7"
@@ -19,19 +20,17 @@ def document() -> bytes:
 
 
 def drive(rt, job_id: str) -> None:
-    """Run every step the way the chords would, until the job has no next step."""
+    """Run every step the way the Celery tasks would, one part after the other, until the job has no next step."""
     step = pipeline.start(rt, job_id)
     while step is not None:
-        if isinstance(step, pipeline.RunChunks):
-            for chunk in step.chunks:
-                pipeline.run_map(rt, job_id, chunk.index, chunk.start, chunk.end)
-            step = pipeline.run_reduce_stage(rt, job_id, 0, step.covers)
-        elif isinstance(step, pipeline.RunReduceGroups):
-            for i, members in enumerate(step.groups):
-                pipeline.run_reduce_group(rt, job_id, step.level, i, members, step.covers[i])
-            step = pipeline.run_reduce_stage(rt, job_id, step.level + 1, step.covers)
-        else:
+        if not isinstance(step, Fanout):
             raise AssertionError(f"unexpected step {step}")
+        for part in step.parts:
+            if isinstance(part, Map):
+                pipeline.run_map(rt, job_id, part.index, part.start, part.end)
+            else:
+                pipeline.run_reduce_group(rt, job_id, part.level, part.group, part.members, part.cover)
+        step = pipeline.run_reduce_stage(rt, job_id, step.then.level, step.then.covers)
 
 
 def test_full_chunked_finds_the_needle_across_many_chunks(make_runtime) -> None:
@@ -102,7 +101,7 @@ def test_a_redelivered_map_task_does_not_call_the_model_again(make_runtime) -> N
     rt = make_runtime(needle_model(NEEDLE))
     output = store_output(rt, document())
     job = submit(rt, output, "errors", mode="full-chunked")
-    chunks = pipeline.start(rt, job.id).chunks
+    chunks = pipeline.start(rt, job.id).parts
     first = chunks[0]
     pipeline.run_map(rt, job.id, first.index, first.start, first.end)
     pipeline.run_map(rt, job.id, first.index, first.start, first.end)
@@ -115,9 +114,9 @@ def test_a_canceled_job_does_no_more_work(make_runtime) -> None:
     job = submit(rt, output, "errors", mode="full-chunked")
     step = pipeline.start(rt, job.id)
     rt.jobs.cancel(job.id)
-    for chunk in step.chunks:
+    for chunk in step.parts:
         pipeline.run_map(rt, job.id, chunk.index, chunk.start, chunk.end)
-    assert pipeline.run_reduce_stage(rt, job.id, 0, step.covers) is None
+    assert pipeline.run_reduce_stage(rt, job.id, 0, step.then.covers) is None
     assert rt.llm.calls == [] and rt.jobs.get(job.id).status is JobStatus.CANCELED
 
 
@@ -149,6 +148,6 @@ def test_auto_routes_a_multi_line_log_to_read_grep(make_runtime) -> None:
     rt = make_runtime(needle_model(NEEDLE), context_tokens=4000)
     output = store_output(rt, document())
     job = submit(rt, output, "errors", mode="auto")
-    assert isinstance(pipeline.start(rt, job.id), pipeline.RunAgent)
+    assert isinstance(pipeline.start(rt, job.id), ReadGrep)
     record = rt.jobs.get(job.id)
     assert record.mode_used == "read-grep" and "auto" in record.routing_reason

@@ -14,6 +14,7 @@ from offline_model.responder import respond
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from toolout.datasets import ORDER_NEEDLE, json_orders
 from workers.job import pipeline
+from workers.job.next import Query
 from workers.local import LocalDispatcher
 
 ORDERS = b"".join(json_orders(600_000))
@@ -94,7 +95,7 @@ def test_auto_routes_again_as_text_when_the_output_does_not_load(make_runtime) -
     rt = make_runtime(offline_llm())
     output = store_output(rt, text)
     job = submit(rt, output, "requests served in 96 ms")
-    assert isinstance(pipeline.start(rt, job.id), pipeline.RunQuery)
+    assert isinstance(pipeline.start(rt, job.id), Query)
     LocalDispatcher(rt, concurrency=1).run(job.id)  # start again: the query step re-routes
     done = rt.jobs.get(job.id)
     assert done.mode_used in ("read-grep", "full-chunked") and "not loadable as tables" in done.routing_reason

@@ -11,6 +11,7 @@ from infra.stores.jobs import JobStatus
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from workers.job import pipeline
 from workers.job.agent import run_read_grep
+from workers.job.next import ReadGrep
 
 LOG = "".join(f"2026-11-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z INFO served request {i}\n" for i in range(20_000))
 LOG = LOG.replace(
@@ -43,7 +44,7 @@ def test_read_grep_reports_the_grepped_lines_with_line_numbers(make_runtime) -> 
     rt = make_runtime(grepping_model())
     output = store_output(rt, LOG.encode())
     job = submit(rt, output, "connection pool incidents", mode="read-grep")
-    assert isinstance(pipeline.start(rt, job.id), pipeline.RunAgent)
+    assert isinstance(pipeline.start(rt, job.id), ReadGrep)
     run_read_grep(rt, job.id)
     done = rt.jobs.get(job.id)
     assert done.status is JobStatus.SUCCEEDED and done.mode_used == "read-grep"
