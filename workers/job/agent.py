@@ -13,11 +13,11 @@ from infra.outputs.stored import PinnedTools, StoredOutput, grep_time_budget
 from infra.planning.plans import agent_bounds
 from infra.stores.jobs import JobRecord
 from infra.stores.records import session_prefix
+from infra.tracing import traced_step
 from workers.job import outcomes
 from workers.job.gate import job_llm
 from workers.job.pipeline import LiveJob, load
 from workers.job.runtime import Runtime, stage_limits
-from workers.job.tracing import traced
 
 
 def bounds(rt: Runtime, job: JobRecord) -> AgentBounds:
@@ -35,7 +35,7 @@ def raw_tools(rt: Runtime, live: LiveJob) -> PinnedTools:
     return PinnedTools(output)
 
 
-@traced("job.read_grep")
+@traced_step("job.read_grep")
 def run_read_grep(rt: Runtime, job_id: str) -> None:
     live = load(rt, job_id)
     if live is None:

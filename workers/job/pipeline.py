@@ -3,7 +3,7 @@
 Each step loads what it needs from the stores, does one piece of work, persists it, and
 returns what should run next (`workers.job.next`; `workers.job.drive` runs it on either executor).
 Every step starts by checking that the job is still live, which is how cancellation stays cooperative.
-Each is traced where it is defined (`workers.job.tracing.traced`), so it has one signature wherever it runs.
+Each is traced where it is defined (`infra.tracing.traced_step`), so it has one signature wherever it runs.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from infra.outputs.content import read_content, structured_kind
 from infra.planning.plans import plan_output_chunks, planning_rules
 from infra.stores.jobs import JobRecord, JobStatus, JobStore
 from infra.stores.records import OutputRecord
+from infra.tracing import traced_step
 from workers.job import outcomes, parts
 from workers.job.gate import GatedLLM, job_llm
 from workers.job.next import Cover, Fanout, Map, Next, Query, ReadGrep, ReduceGroup, ReduceStage, Settled, Span
 from workers.job.runtime import Runtime, stage_limits
-from workers.job.tracing import traced
 
 log = logging.getLogger("toolout.workers")
 
@@ -81,7 +81,7 @@ def job_over(jobs: JobStore, job_id: str) -> bool:
 
 
 # --- start ---------------------------------------------------------------------------------------
-@traced("job.start")
+@traced_step("job.start")
 def start(rt: Runtime, job_id: str) -> Next:
     live = load(rt, job_id)
     if live is None:
@@ -149,7 +149,7 @@ def plan_job_chunks(rt: Runtime, live: LiveJob, budget: int) -> list[Chunk]:
 
 
 # --- map ---------------------------------------------------------------------------------------
-@traced("job.map", lambda index, start, end, **_: {"chunk_index": index, "start": start, "end": end})
+@traced_step("job.map", lambda index, start, end, **_: {"chunk_index": index, "start": start, "end": end})
 def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int, *, by: str | None = None) -> Settled | None:
     """Extract from one chunk; a redelivered task that finds the chunk settled (output or failure) does nothing.
 
@@ -236,7 +236,7 @@ def level_inputs(stored: dict[int, str], covers: list[Cover]) -> Inputs:
     return Inputs([stored[i] for i in present], [covers[i] for i in present])
 
 
-@traced("job.reduce", lambda level, covers: {"level": level, "inputs": len(covers)})
+@traced_step("job.reduce", lambda level, covers: {"level": level, "inputs": len(covers)})
 def run_reduce_stage(rt: Runtime, job_id: str, level: int, covers: list[Cover]) -> Next:
     """Finish the job if this level's outputs fit one call; otherwise schedule another round of groups.
 
@@ -314,7 +314,7 @@ def _finish_single(rt: Runtime, live: LiveJob, content: str, **fields: object) -
     outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value, **fields)
 
 
-@traced(
+@traced_step(
     "job.reduce_group",
     lambda level, group, members, cover: {"level": level, "group_index": group, "inputs": len(members)},
 )

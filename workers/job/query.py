@@ -18,11 +18,11 @@ from infra.query import EngineLimits, LoadFailed, Opened, open_tables, preload_t
 from infra.query.tools import QueryToolbox
 from infra.settings import Settings
 from infra.stores.records import OutputRecord
+from infra.tracing import traced_step
 from workers.job import outcomes, pipeline
 from workers.job.agent import raw_tools, run_sub_agent
 from workers.job.next import Next
 from workers.job.runtime import Runtime
-from workers.job.tracing import traced
 
 log = logging.getLogger("toolout.workers")
 
@@ -38,7 +38,7 @@ def engine_limits(settings: Settings) -> EngineLimits:
     )
 
 
-@traced("job.query")
+@traced_step("job.query")
 def run_query(rt: Runtime, job_id: str) -> Next:
     """Load, then run the sub-agent; returns the next step only when the job is routed again as text."""
     live = pipeline.load(rt, job_id)

@@ -7,7 +7,7 @@ the *current module* is the innermost first-party module on the stack (extractio
 toolout); a *return* is the current module changing to one that was current before and then left. Each
 entry gets a warm-up job first, untraced, so imports and caches do not count.
 
-    python bench/profiles/job_path.py --root /work/before      # the tree to measure (put first on sys.path)
+    python tests/workers/job_path.py --root PATH      # the checkout to measure (put first on sys.path)
 
 Runs on the layout before the infra/ and workers/ moves too: each import below lists its old names.
 """
@@ -25,7 +25,12 @@ from types import FrameType
 from typing import Any
 
 LOG_CHARS = 20_000
-FIRST_PARTY = {"extraction", "infra", "workers", "api", "toolout"}
+SCOPES = {
+    "all": ("extraction.", "infra.", "workers.", "api.", "toolout."),
+    "path": ("workers.", "extraction.strategies."),
+}
+"""`all`: every first-party module counts. `path`: only the job's path — its steps and executors (workers/) and the
+strategies they drive; a store, a blob, a tokenizer or a prompt is a leaf the path visits, not a place it goes."""
 
 
 def first(*names: str) -> Any:
@@ -43,6 +48,7 @@ def first(*names: str) -> Any:
 class PathCounter:
     """Per thread: the current first-party module and the ones it has left; the counts are shared."""
 
+    scope: tuple[str, ...] = SCOPES["all"]
     entered: set[str] = field(default_factory=set)
     returns: Counter[str] = field(default_factory=Counter)
     paths: set[tuple[str, str, str]] = field(default_factory=set)
@@ -51,9 +57,9 @@ class PathCounter:
 
     def profile(self, frame: FrameType, event: str, _: object) -> None:
         if event == "call":
-            self.now(innermost(frame))
+            self.now(innermost(frame, self.scope))
         elif event == "return":
-            self.now(innermost(frame.f_back))
+            self.now(innermost(frame.f_back, self.scope))
 
     def now(self, frame: FrameType | None) -> None:
         state = self.local.__dict__
@@ -83,10 +89,10 @@ class PathCounter:
         threading.setprofile(None)  # type: ignore[arg-type]
 
 
-def innermost(frame: FrameType | None) -> FrameType | None:
-    """The innermost frame of first-party code on the stack (None: only the script and libraries)."""
+def innermost(frame: FrameType | None, scope: tuple[str, ...]) -> FrameType | None:
+    """The innermost frame of code in `scope` on the stack (None: only the script and libraries)."""
     while frame is not None:
-        if str(frame.f_globals.get("__name__", "")).split(".")[0] in FIRST_PARTY:
+        if str(frame.f_globals.get("__name__", "")).startswith(scope):
             return frame
         frame = frame.f_back
     return None
@@ -140,12 +146,12 @@ def local_entry(rt: Any) -> Any:
     return LocalDispatcher(rt, concurrency=1).run
 
 
-def measure(entry: Any) -> PathCounter:
+def measure(entry: Any, scope: tuple[str, ...]) -> PathCounter:
     rt = runtime()
     run = entry(rt)
     run(new_job(rt))  # warm-up, untraced
     job_id = new_job(rt)
-    with PathCounter() as counter:
+    with PathCounter(scope) as counter:
         run(job_id)
     job = rt.jobs.get(job_id)
     assert job.status.value == "succeeded" and job.chunks_total > 2, (job.status, job.error)
@@ -170,6 +176,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=os.getcwd(), help="the checkout to measure (default: the current directory)")
     parser.add_argument("--modules", action="store_true", help="list the modules entered too")
+    parser.add_argument("--scope", choices=sorted(SCOPES), default="all", help="all first-party modules, or the path")
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     sys.path.insert(0, root)
@@ -180,7 +187,7 @@ def main() -> None:
         ("celery entry (register_tasks)", celery_entry),
         ("embedded entry (LocalDispatcher.run)", local_entry),
     ):
-        counter = measure(entry)
+        counter = measure(entry, SCOPES[args.scope])
         report(name, counter)
         if args.modules:
             print("    entered: " + " ".join(sorted(counter.entered)))
