@@ -1,11 +1,11 @@
 """Running jobs in this process: the pipeline's steps on a thread pool instead of Celery.
 
-`workers.celery.tasks` turns each step's answer (`pipeline.Next`) into Celery signatures; `LocalDispatcher`
-turns the very same answers into thread-pool work: the chunks of a `RunChunks` are mapped in
-parallel, then the reduce stage runs; a `RunReduceGroups` likewise; a `RunAgent` runs the read-grep
-sub-agent. The steps, the stores' promises and the job's ending (`workers.job.outcomes`) are shared, so a
-job ends here exactly as it would on the service. Two pools: job drivers wait on their steps, and
-steps never wait on anything, so no pool size can deadlock.
+A step's answer (`workers.job.next`) is handed on by `workers.job.drive`, the one interpreter of steps;
+`workers.celery.tasks` sends it as task messages, `LocalDispatcher` runs it on threads: the parts of a
+`Fanout` (maps, or one level's reduce groups) in parallel, then the stage after them; a lone step (read-grep,
+query) in the calling thread. The steps, the stores' promises and the job's ending (`workers.job.outcomes`)
+are shared, so a job ends here exactly as it would on the service. Two pools: job drivers wait on their
+steps, and steps never wait on anything, so no pool size can deadlock.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ the parts are sent, and the part that settles the level last gets it, once per a
 cost each part three more Redis round trips (its result's GET, SETEX+PUBLISH, the chord counter),
 and each publish subscribed the sending thread to the task's result channel for good.
 
-That part runs the reduce stage itself, in its own thread (`run_next`), rather than sending it: the
+That part runs the reduce stage itself, in its own thread (`CeleryExecutor.run_then`), rather than sending it: the
 stage is the job's only next step, so a broker round trip (publish, BRPOP, dispatch to a pool thread)
 between the last map's answer and the reduce's model call bought nothing (profiled: 4-6 ms of the
 ~25 ms gap at 500 ms per call, more when the worker is busy). It loses no safety: the stage is
