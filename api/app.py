@@ -33,9 +33,9 @@ from infra.wiring.stores import open_stores
 
 def build_services(settings: Settings) -> Services:
     """The production services: Redis stores, the blob store, and Celery as the dispatcher."""
-    from workers.broker_clients import share_channel_clients
-    from workers.celery_app import create_celery  # Celery only where the API really sends tasks
-    from workers.celery_dispatch import CeleryDispatcher
+    from workers.celery.app import create_celery  # Celery only where the API really sends tasks
+    from workers.celery.broker_clients import share_channel_clients
+    from workers.celery.dispatch import CeleryDispatcher
 
     share_channel_clients()  # publishing a job's start task: no redis-py client built per publish
     tracing.setup("toolout-api")  # only with OTEL_EXPORTER_OTLP_ENDPOINT set; before any Redis client is built

@@ -7,7 +7,7 @@ tracer provider exporting OTLP/HTTP in batches, and the official instrumentation
 factory), Celery (trace context in the task headers), redis-py and httpx (the model's HTTP calls).
 
 Why the job carries its trace: a job's reduce is sent by whichever map settles its level last (the job
-store decides, `workers.tasks.fan_in`), the watchdog re-submits overdue jobs, and the embedded mode runs
+store decides, `workers.celery.tasks.fan_in`), the watchdog re-submits overdue jobs, and the embedded mode runs
 steps on a thread pool where no header travels. So the request that creates a job stores its W3C
 `traceparent` on the job record (`JobRecord.traceparent`), and every step's span (`job_span`) takes it
 as its parent, whoever sent the step. The model-call span (`model_span`, in the job's gate) is a child
@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import logging
 import os
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+
+from extraction.errors import NotFound
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
@@ -131,6 +134,58 @@ def job_span(name: str, job_id: str, traceparent: str | None, **attributes: Any)
             yield span
     finally:
         current_job.reset(token)
+
+
+class _Job(Protocol):
+    traceparent: str | None
+    tenant: str
+
+
+class _Jobs(Protocol):
+    def get(self, job_id: str) -> _Job: ...
+
+
+class _HasJobs(Protocol):
+    @property
+    def jobs(self) -> _Jobs: ...
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _no_attributes(*_: Any, **__: Any) -> dict[str, Any]:
+    return {}
+
+
+def traced_step(name: str, attributes: Callable[..., dict[str, Any]] = _no_attributes) -> Callable[[F], F]:
+    """A job's step `(rt, job_id, …)` run inside its span `name` (parent: the trace stored on its job, with its
+    tenant); `attributes` picks the span's attributes from the step's other arguments. The decorator sits on the
+    step itself, so the step has one signature and is traced the same on every executor."""
+
+    def wrap(step: F) -> F:
+        @functools.wraps(step)
+        def run(rt: _HasJobs, job_id: str, *args: Any, **kwargs: Any) -> Any:
+            with _step_span(rt.jobs, name, job_id, attributes(*args, **kwargs)):
+                return step(rt, job_id, *args, **kwargs)
+
+        return cast(F, run)
+
+    return wrap
+
+
+def _step_span(
+    jobs: _Jobs, name: str, job_id: str, attributes: dict[str, Any]
+) -> contextlib.AbstractContextManager[Any]:
+    """Off: only the job id for logs, no store read. On: the job's stored trace as parent (a job deleted meanwhile:
+    the span stands alone; the step finds out and stops)."""
+    traceparent = None
+    if _on:
+        try:
+            job = jobs.get(job_id)
+            traceparent, attributes = job.traceparent, {"tenant": job.tenant, **attributes}
+        except NotFound:
+            pass
+    return job_span(name, job_id, traceparent, **attributes)
 
 
 @contextlib.contextmanager

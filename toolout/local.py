@@ -2,7 +2,7 @@
 
 For library users who want `tool_output` semantics (map-reduce over token-balanced chunks, the
 read-grep sub-agent, the truncate fallback, the nonce-tagged final report) but no Redis, Celery or
-API. Every step is the service's own (`workers.pipeline`, `workers.outcomes`), run by
+API. Every step is the service's own (`workers.job.pipeline`, `workers.job.outcomes`), run by
 `workers.local.LocalDispatcher`; only the executor differs, so the result text and the job record
 are what the service would produce for the same output, model and settings.
 
@@ -43,8 +43,8 @@ from infra.settings import Settings
 from infra.stores.bundle import Stores
 from infra.stores.jobs import JobRecord, new_job
 from infra.wiring.stores import MEMORY_URL, open_stores
+from workers.job.runtime import build_runtime
 from workers.local import LocalDispatcher
-from workers.runtime import build_runtime
 
 BLOCK_BYTES = 1 << 20
 

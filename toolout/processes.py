@@ -162,7 +162,7 @@ def settings_from_env(env: Mapping[str, str]) -> Settings:
 
 def workers_answering(names: list[str], env: Mapping[str, str]) -> Callable[[], bool]:
     """Ready when every named worker answers a Celery ping on the broker the workers were started with."""
-    from workers.celery_app import create_celery
+    from workers.celery.app import create_celery
 
     celery = create_celery(settings_from_env(env))
 

@@ -1,7 +1,7 @@
 """The seam between the API and whatever runs the pipeline's steps.
 
 The API (and the watchdog) hand a created job to a `Dispatcher`; whether Celery workers on other
-hosts (`workers.celery_dispatch`) or a thread pool in this process (`workers.local`) then run the
+hosts (`workers.celery.dispatch`) or a thread pool in this process (`workers.local`) then run the
 steps is the only difference between the service and the embedded mode.
 """
 
@@ -27,7 +27,7 @@ class Dispatcher(Protocol):
 
     def preload(self, handle: str, tenant: str) -> object:
         """Best effort, never raises: load a just-stored oversized output's tables in the background, so
-        the first question on it finds them kept (`workers.query.preload`). Callers ignore the answer
+        the first question on it finds them kept (`workers.job.query.preload`). Callers ignore the answer
         (the local pool's is a future tests can wait on)."""
         ...
 

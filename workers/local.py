@@ -1,11 +1,11 @@
 """Running jobs in this process: the pipeline's steps on a thread pool instead of Celery.
 
-`workers.tasks` turns each step's answer (`pipeline.Next`) into Celery signatures; `LocalDispatcher`
-turns the very same answers into thread-pool work: the chunks of a `RunChunks` are mapped in
-parallel, then the reduce stage runs; a `RunReduceGroups` likewise; a `RunAgent` runs the read-grep
-sub-agent. The steps, the stores' promises and the job's ending (`workers.outcomes`) are shared, so a
-job ends here exactly as it would on the service. Two pools: job drivers wait on their steps, and
-steps never wait on anything, so no pool size can deadlock.
+A step's answer (`workers.job.next`) is handed on by `workers.job.drive`, the one interpreter of steps;
+`workers.celery.tasks` sends it as task messages, `LocalDispatcher` runs it on threads: the parts of a
+`Fanout` (maps, or one level's reduce groups) in parallel, then the stage after them; a lone step (read-grep,
+query) in the calling thread. The steps, the stores' promises and the job's ending (`workers.job.outcomes`)
+are shared, so a job ends here exactly as it would on the service. Two pools: job drivers wait on their
+steps, and steps never wait on anything, so no pool size can deadlock.
 """
 
 from __future__ import annotations
@@ -17,9 +17,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from extraction.errors import NotFound
-from workers import outcomes, pipeline, steps
-from workers.runtime import Runtime
-from workers.webhooks import deliver_once, wants_webhook
+from workers.job import drive, outcomes
+from workers.job.next import Fanout, Start, Step
+from workers.job.pipeline import job_over
+from workers.job.preload import preload
+from workers.job.runtime import Runtime
+from workers.job.webhooks import deliver_once, wants_webhook
 
 log = logging.getLogger("toolout.workers.local")
 
@@ -46,8 +49,8 @@ class LocalDispatcher:
         return [{"local": {"ok": "pong"}}]
 
     def preload(self, handle: str, tenant: str) -> Future[str]:
-        """On a pool of its own, one at a time: a load never takes a job's thread (`steps.preload` never raises)."""
-        return self._preloads.submit(steps.preload, self.rt, handle, tenant)
+        """On a pool of its own, one at a time: a load never takes a job's thread (`preload` never raises)."""
+        return self._preloads.submit(preload, self.rt, handle, tenant)
 
     def finished(self, job_id: str) -> None:
         """Deliver the job's webhook from a timer thread; retries are later timers, so nothing here waits."""
@@ -72,35 +75,24 @@ class LocalDispatcher:
     def run(self, job_id: str) -> None:
         """Run the job to its end in the calling thread (its map and reduce groups on the step pool)."""
         try:
-            step = steps.start(self.rt, job_id)
-            while step is not None:
-                step = self._execute(job_id, step)
+            self.send(Start(job_id))
         except Exception as exc:
-            if pipeline.job_over(self.rt.jobs, job_id):
+            if job_over(self.rt.jobs, job_id):
                 log.info("job %s stopped, the job was canceled or deleted (%s)", job_id, type(exc).__name__)
                 return
             log.exception("job %s: a step failed", job_id)
             self._fail(job_id, f"{type(exc).__name__}: {exc}")
 
-    def _execute(self, job_id: str, step: pipeline.Next) -> pipeline.Next:
-        rt = self.rt
-        if isinstance(step, pipeline.RunChunks):
-            self._all(steps.run_map, [(job_id, c.index, c.start, c.end) for c in step.chunks])
-            return steps.run_reduce_stage(rt, job_id, 0, step.covers)
-        if isinstance(step, pipeline.RunReduceGroups):
-            groups = [(job_id, step.level, i, m, step.covers[i]) for i, m in enumerate(step.groups)]
-            self._all(steps.run_reduce_group, groups)
-            return steps.run_reduce_stage(rt, job_id, step.level + 1, step.covers)
-        if isinstance(step, pipeline.RunAgent):
-            steps.run_read_grep(rt, job_id)
-        if isinstance(step, pipeline.RunQuery):
-            return steps.run_query(rt, job_id)
-        return None
+    # --- drive.Executor ---------------------------------------------------------------------------
+    def send(self, step: Step) -> None:
+        """Run the step in this thread, then whatever it answers."""
+        drive.advance(self, drive.run(self.rt, step))
 
-    def _all(self, step: Any, calls: list[tuple[Any, ...]]) -> None:
-        """Run one step per argument tuple on the step pool and wait for all (the chord's header)."""
-        for future in [self._steps.submit(step, self.rt, *args) for args in calls]:
+    def fan_out(self, fanout: Fanout) -> None:
+        """The parts on the step pool, waited for all (the fan-in), then the stage after them in this thread."""
+        for future in [self._steps.submit(drive.run, self.rt, part) for part in fanout.parts]:
             future.result()
+        self.send(fanout.then)
 
     def _fail(self, job_id: str, error: str) -> None:
         with contextlib.suppress(NotFound):  # deleted meanwhile: nothing left to end

@@ -7,7 +7,7 @@ leaves a live job nobody works on. Every `watchdog_interval_seconds` one worker 
 that tick's Redis lock — looks at the jobs past their deadline in the active-jobs index (every per-slot
 copy of it: `JobStore.overdue`) and, decided atomically in Redis, re-submits each (`start_extraction` is
 idempotent: stored map and reduce outputs are reused, so only lost work is redone; a read-grep agent starts
-over) with a new deadline, until `job_max_attempts`; then it fails the job with a reason, through `workers.outcomes`.
+over) with a new deadline, until `job_max_attempts`; then it fails the job with a reason (`workers.job.outcomes`).
 If the old tasks were only slow, not lost, both runs proceed: HSETNX lets one store each output,
 and the job's terminal transition happens once.
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from extraction.errors import NotFound
 from infra.errors import BackendUnavailable
 from infra.stores.jobs import OverdueAction
-from workers import outcomes
-from workers.runtime import Runtime
+from workers.job import outcomes
+from workers.job.runtime import Runtime
 
 log = logging.getLogger("toolout.workers.watchdog")
 

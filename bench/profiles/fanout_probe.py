@@ -3,12 +3,12 @@
     FANOUT_PROBE_LOG=/path/events.jsonl [FANOUT_PROBE_REDIS=1] \
         python -m celery -A bench.profiles.fanout_probe worker ...
 
-The worker serves `workers.tasks` unchanged; this module only observes, inside its own process:
+The worker serves `workers.celery.tasks` unchanged; this module only observes, inside its own process:
 one JSON line per event (wall time `t`, thread `th`) appended to $FANOUT_PROBE_LOG —
 
   prerun / postrun    every task (name, job id, its second argument: chunk index or reduce level)
   publish             every task this worker sends (name, job), before kombu sends it
-  step                a timed pipeline step: `workers.pipeline.load`, the start step's parts
+  step                a timed pipeline step: `workers.job.pipeline.load`, the start step's parts
                       (chunk_budget_for, decide, plan_job_chunks), `tasks.remember`, `tasks.send`,
                       and every model call (`llm`: the litellm client's `complete`)
   redis               with FANOUT_PROBE_REDIS=1: every Redis round trip made through redis-py (one
@@ -34,10 +34,10 @@ import redis.client
 from celery.signals import before_task_publish, task_postrun, task_prerun
 
 import infra.llm.client
-import workers.pipeline
-import workers.tasks
+import workers.celery.tasks
+import workers.job.pipeline
 from infra.settings import get_settings
-from workers.main import build_worker
+from workers.celery.main import build_worker
 
 app, _ = build_worker(get_settings())  # an entry point for `celery -A`: building the app here is its job
 
@@ -104,9 +104,10 @@ for _name in (
     "reduce_chunk_outputs",
     "_finish_single",
 ):
-    setattr(workers.pipeline, _name, _timed(_name, getattr(workers.pipeline, _name)))
-for _name in ("remember", "send"):
-    setattr(workers.tasks, _name, _timed(_name, getattr(workers.tasks, _name)))
+    setattr(workers.job.pipeline, _name, _timed(_name, getattr(workers.job.pipeline, _name)))
+for _name in ("remember", "dispatch"):
+    _executor = workers.celery.tasks.CeleryExecutor
+    setattr(_executor, _name, _timed(_name, getattr(_executor, _name)))
 infra.llm.client.LiteLLMClient.complete = _timed("llm", infra.llm.client.LiteLLMClient.complete)  # type: ignore[method-assign]  # observe only
 
 

@@ -4,7 +4,7 @@
 
 The same stack twice over (offline model at 0 ms with short answers, API, one Celery worker at concurrency 8,
 state in Redis), once with the Redis broker and once with RabbitMQ (quorum queues, publisher confirms: the
-production settings of `workers.celery_app`), in alternating rounds so drift hits both. A --chunks job at zero
+production settings of `workers.celery.app`), in alternating rounds so drift hits both. A --chunks job at zero
 model latency is nearly all orchestration, so its wall time is the per-job overhead a broker adds.
 Target: RabbitMQ's median job within 1.2x of Redis's. Printed beside the seconds: model calls and tokens per job.
 Needs rabbitmqctl (a fresh vhost per round). Exit status 1 when the target is missed.

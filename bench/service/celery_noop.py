@@ -1,6 +1,6 @@
 """Trivial tasks on toolout's own Celery app: the baseline of P1 in `bench/service/end_to_end.py`.
 
-They are registered on a toolout worker's own Celery app (`workers.main.build_worker`), so a worker started with
+They are registered on a toolout worker's own Celery app (`workers.celery.main.build_worker`), so a worker started with
 `python -m celery -A bench.service.celery_noop worker ...` serves toolout's tasks *and* these, with the
 same broker, result backend, serializers, acks and prefetch settings. A chord of `noop` tasks
 then costs exactly what Celery + Redis cost, and nothing of what toolout does inside a task.
@@ -9,7 +9,7 @@ then costs exactly what Celery + Redis cost, and nothing of what toolout does in
 from __future__ import annotations
 
 from infra.settings import get_settings
-from workers.main import build_worker
+from workers.celery.main import build_worker
 
 app, _ = build_worker(get_settings())  # an entry point for `celery -A`: building the app here is its job
 

@@ -1,6 +1,6 @@
 """What a job's start step decides before any model call, as plain functions: the chunk budget and the route.
 
-The worker's start step (`workers.pipeline`) and the estimate (`infra.planning.estimates`) both call these,
+The worker's start step (`workers.job.pipeline`) and the estimate (`infra.planning.estimates`) both call these,
 so an estimate routes and budgets exactly as the job will. Both measure prompts with the widest
 nonce (`mapreduce.sizing_context`), so the answer is the same for every job on the same document.
 """

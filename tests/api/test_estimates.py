@@ -2,7 +2,7 @@
 
 Prices come from litellm's bundled cost map (LITELLM_LOCAL_MODEL_COST_MAP: no network): null for the
 offline model, which litellm does not know, and gpt-4o-mini's published per-token prices otherwise.
-That the numbers match real jobs is tested in tests/workers/test_estimates.py and on the real stack.
+That the numbers match real jobs is tested in tests/workers/job/test_estimates.py and on the real stack.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from redis.sentinel import SentinelConnectionPool
 
 from infra.redis.client import connect, kombu_sentinel_url
 from infra.settings import Settings, parse_sentinels
-from workers.celery_app import create_celery
+from workers.celery.app import create_celery
 
 
 def test_sentinel_addresses_parse_and_a_bad_one_is_a_clear_error() -> None:

@@ -260,7 +260,7 @@ def test_r2_redis_down_mid_run_gives_bounded_503s_and_no_job_is_left_behind(faul
     )
     assert fresh_job["status"] == "succeeded" and FACT in fresh_job["result"], fresh_job
     assert settled <= 2 * DEADLINE_SECONDS + 10 * WATCHDOG_INTERVAL_SECONDS
-    assert workers_back, "a worker did not survive the broker restart (see workers/broker_guard.py)"
+    assert workers_back, "a worker did not survive the broker restart (see workers/celery/broker_guard.py)"
 
 
 def submit_until_accepted(client: ToolOutClient, handle: str, timeout: float = 30) -> tuple[str, int]:

@@ -17,7 +17,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tests.fixtures.stack import Stack, start_stack
-from tests.workers.test_pipeline import NEEDLE, document
+from tests.workers.job.test_pipeline import NEEDLE, document
 from toolout import processes
 
 

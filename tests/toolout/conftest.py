@@ -31,9 +31,9 @@ def live_api() -> Iterator[LiveApi]:
     from infra.wiring.stores import open_stores
     from tests.fixtures.api_server import serve_app
     from tests.workers.conftest import needle_model
-    from tests.workers.test_pipeline import NEEDLE
+    from tests.workers.job.test_pipeline import NEEDLE
+    from workers.job.runtime import build_runtime
     from workers.local import LocalDispatcher
-    from workers.runtime import build_runtime
 
     settings = Settings(redis_url="memory://", blob_store="memory://", auth_mode="dev", max_chunks_for_full_mode=100)
     stores = open_stores(settings)

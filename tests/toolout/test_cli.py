@@ -9,7 +9,7 @@ import uuid
 import pytest
 from typer.testing import CliRunner
 
-from tests.workers.test_pipeline import NEEDLE, document
+from tests.workers.job.test_pipeline import NEEDLE, document
 from toolout import cli
 from toolout.cli import client as client_commands
 

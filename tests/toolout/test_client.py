@@ -15,11 +15,11 @@ from extraction.strategies.mapreduce import ModelLimits
 from infra.settings import Settings
 from infra.wiring.stores import open_stores
 from tests.workers.conftest import needle_model
-from tests.workers.test_partial import faulty, no_wrapper, on_chunks
-from tests.workers.test_pipeline import NEEDLE, document
+from tests.workers.job.test_partial import faulty, no_wrapper, on_chunks
+from tests.workers.job.test_pipeline import NEEDLE, document
 from toolout.client import ToolOutAPIError, ToolOutClient
+from workers.job.runtime import build_runtime
 from workers.local import LocalDispatcher
-from workers.runtime import build_runtime
 
 
 def in_process_client(llm: LLM) -> Iterator[ToolOutClient]:

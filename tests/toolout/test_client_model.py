@@ -13,11 +13,11 @@ from extraction.strategies.mapreduce import ModelLimits
 from infra.settings import Settings
 from infra.wiring.stores import open_stores
 from tests.workers.conftest import needle_model
-from tests.workers.test_pipeline import NEEDLE, document
+from tests.workers.job.test_pipeline import NEEDLE, document
 from toolout.client import ToolOutAPIError, ToolOutClient
 from toolout.sdk.plans import Request, with_model
+from workers.job.runtime import build_runtime
 from workers.local import LocalDispatcher
-from workers.runtime import build_runtime
 
 ALLOWED = "openai/gpt-4o-mini"
 

@@ -9,8 +9,8 @@ from extraction.strategies.mapreduce import ModelLimits
 from extraction.testing import ScriptedLLM
 from infra.stores.jobs import JobStatus, new_job
 from tests.workers.conftest import CHUNK_NOTES, needle_model
-from tests.workers.test_pipeline import NEEDLE, document
-from tests.workers.test_read_grep import LOG, grepping_model
+from tests.workers.job.test_pipeline import NEEDLE, document
+from tests.workers.job.test_read_grep import LOG, grepping_model
 from toolout.local import LocalToolOut, extract
 
 SMALL = ModelLimits(context_tokens=4000, max_output_tokens=500)

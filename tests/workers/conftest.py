@@ -17,7 +17,7 @@ from infra.blobstore.memory import MemoryBlobStore
 from infra.settings import Settings
 from infra.stores.jobs import JobRecord, MemoryJobStore
 from infra.stores.records import MemoryRecordStore, OutputRecord, blob_key
-from workers.runtime import Runtime
+from workers.job.runtime import Runtime
 
 NONCE_RE = re.compile(r"<ai-agent-([A-Za-z0-9]+)-FINAL")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from infra.stores.jobs import new_job
 from tests.workers.conftest import needle_model, store_output
-from tests.workers.test_pipeline import NEEDLE, document, drive
+from tests.workers.job.test_pipeline import NEEDLE, document, drive
 from workers.local import LocalDispatcher
 
 

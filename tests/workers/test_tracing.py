@@ -30,9 +30,9 @@ from infra.wiring.stores import open_stores
 from tests.fixtures.api_server import answering_model_probe, serve_app
 from tests.fixtures.servers import wait_until
 from tests.workers.conftest import needle_model
-from tests.workers.test_pipeline import NEEDLE, document
+from tests.workers.job.test_pipeline import NEEDLE, document
+from workers.job.runtime import build_runtime
 from workers.local import LocalDispatcher
-from workers.runtime import build_runtime
 
 
 @pytest.fixture()

@@ -11,8 +11,8 @@ from extraction.testing import ScriptedLLM
 from infra.redis.client import connect
 from infra.stores.jobs import JobStatus, RedisJobStore
 from tests.workers.conftest import CHUNK_NOTES, needle_model, store_output, submit
-from tests.workers.test_pipeline import NEEDLE, document, drive
-from workers import pipeline
+from tests.workers.job.test_pipeline import NEEDLE, document, drive
+from workers.job import pipeline
 from workers.watchdog import Watchdog, run_watchdog_once
 
 
@@ -56,7 +56,7 @@ def test_an_overdue_job_is_retried_once_with_a_new_deadline_then_failed_with_a_r
 
 def test_a_retry_reuses_every_chunk_result_already_stored(make_runtime) -> None:
     rt, job = overdue_job(make_runtime, context_tokens=4000, max_output_tokens=ONE_REDUCE_OUTPUT_TOKENS)
-    chunks = pipeline.start(rt, job.id).chunks
+    chunks = pipeline.start(rt, job.id).parts
     for chunk in chunks[:3]:  # then the worker "dies": the chord body never fires
         pipeline.run_map(rt, job.id, chunk.index, chunk.start, chunk.end)
     assert run_watchdog_once(rt, job.deadline_at + 1, submit=Recorder()).retried == [job.id]

@@ -71,7 +71,7 @@ def worker(
 ) -> None:
     """Run a Celery worker (thread pool: extraction work waits on LLM I/O, not on the CPU)."""
     from infra.settings import get_settings
-    from workers.main import run_worker
+    from workers.celery.main import run_worker
 
     settings = get_settings()
     threads = concurrency or settings.worker_concurrency
@@ -101,7 +101,7 @@ def worker(
 def flower(port: int = 5555, address: str = "127.0.0.1") -> None:
     """Serve Flower (Celery's monitor) for the workers on TOOLOUT_BROKER_URL; needs the `compose` extra."""
     from infra.settings import get_settings
-    from workers.celery_app import create_celery
+    from workers.celery.app import create_celery
 
     create_celery(get_settings()).start(["flower", f"--port={port}", f"--address={address}"])
 

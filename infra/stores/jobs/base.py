@@ -145,7 +145,7 @@ class JobStore(Protocol):
         first attempt's, if that one was only slow: every step is idempotent).
 
         `by` is the calling task's id. The caller that got the step runs it in its own task (a reduce stage
-        runs inside the map task that completed level 0, `workers.tasks.run_next`), so a worker killed there
+        runs inside the map task that completed level 0, `workers.celery.tasks.run_next`), so a worker killed there
         takes the step down with it, and its message comes back (RabbitMQ redelivers it at once) under the
         same id: that caller, and only that one, is handed the step again. Without it the job would wait
         for the watchdog, its deadline. An anonymous caller (`by` None) is never handed a step twice.

@@ -1,4 +1,4 @@
-"""Estimates from the plans a job follows; that they match real jobs is tested in tests/workers/test_estimates.py."""
+"""Estimates from the plans a job follows; that they match real jobs: tests/workers/job/test_estimates.py."""
 
 from __future__ import annotations
 

@@ -1,0 +1,252 @@
+"""Celery tasks: decode a message into its step (`workers.job.next`), run it (`workers.job.drive`), send what follows.
+
+The tasks close over the worker's `Runtime` (built once in `workers.celery.main`), so no task reaches for
+a process-global; signatures are made by task name, so scheduling needs no task objects.
+
+No task keeps a Celery result (`ignore_result`), and the fan-in is not Celery's chord but the job
+store's (`JobStore.expect_parts` / `settle_level`): the step after a level of parts is stored before
+the parts are sent, and the part that settles the level last gets it, once per attempt. A chord
+cost each part three more Redis round trips (its result's GET, SETEX+PUBLISH, the chord counter),
+and each publish subscribed the sending thread to the task's result channel for good.
+
+That part runs the reduce stage itself, in its own thread (`CeleryExecutor.run_then`), rather than sending it: the
+stage is the job's only next step, so a broker round trip (publish, BRPOP, dispatch to a pool thread)
+between the last map's answer and the reduce's model call bought nothing (profiled: 4-6 ms of the
+~25 ms gap at 500 ms per call, more when the worker is busy). It loses no safety: the stage is
+idempotent; a worker that dies mid-stage dies holding the part's message (`acks_late`), which the broker
+hands out again (RabbitMQ at once, when the dead worker's connection drops; Redis after its visibility
+timeout, by which time the watchdog has re-submitted the job), and `settle_level` hands the stage again to
+that same task id, so the redelivered part runs it; and a stage that meets an outage is sent as a message
+after all, to be retried with backoff like any task.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+from collections.abc import Callable
+from typing import Any
+
+from celery import Celery
+from celery.app.task import Task
+from celery.canvas import Signature
+
+from infra.errors import BackendUnavailable
+from infra.stores.jobs import JobStore
+from workers.celery.app import PRELOAD, WEBHOOK
+from workers.job import drive
+from workers.job.next import (
+    STEPS,
+    Fanout,
+    Map,
+    ReduceGroup,
+    ReduceStage,
+    Settled,
+    Step,
+    from_message,
+    from_stored,
+    message,
+    stored,
+)
+from workers.job.pipeline import job_over
+from workers.job.preload import preload
+from workers.job.runtime import Runtime
+from workers.job.webhooks import deliver_once
+
+log = logging.getLogger("toolout.workers")
+
+Planned = tuple[list[Signature], Signature]
+"""A level of parts and the step after them (an empty header: the step is sent alone)."""
+
+
+class RedeliveryLogged(Task):  # type: ignore[type-arg]  # the base of tasks with any signature
+    """Logs a task the broker hands out again (its worker died holding it), so a redelivery can be seen and timed."""
+
+    def before_start(self, task_id: str, args: Any, kwargs: Any) -> None:
+        if (self.request.delivery_info or {}).get("redelivered"):
+            log.info("redelivered %s %s %s", self.name, task_id, json.dumps(args))
+
+
+def register_tasks(celery: Celery, rt: Runtime) -> None:
+    """Define toolout's tasks on `celery`: one per kind of step (`workers.job.next`), each running it against `rt`.
+
+    Only infrastructure outages are retried by Celery (with backoff); strategy failures end in the
+    truncate fallback inside the steps.
+    """
+    executor = CeleryExecutor(celery, rt)
+    for task in STEPS:
+        celery.task(  # shared=False: a task closes over *this* runtime, so it must not join other apps
+            name=task,
+            base=RedeliveryLogged,
+            shared=False,
+            ignore_result=True,
+            autoretry_for=(BackendUnavailable,),
+            retry_backoff=True,
+            retry_backoff_max=30,
+            max_retries=8,
+        )(quiet_when_over(rt.jobs, task, executor.task(task)))
+    register_webhook(celery, rt)
+    register_preload(celery, rt)
+
+
+def register_webhook(celery: Celery, rt: Runtime) -> None:
+    """One delivery attempt per message; the next is a new message after the backoff (no worker thread sleeps)."""
+
+    @celery.task(
+        name=WEBHOOK,
+        base=RedeliveryLogged,
+        shared=False,
+        ignore_result=True,
+        autoretry_for=(BackendUnavailable,),
+        retry_backoff=True,
+        retry_backoff_max=30,
+        max_retries=8,
+    )
+    def deliver_webhook(job_id: str, attempt: int) -> None:
+        deliver_webhook_attempt(celery, rt, job_id, attempt)
+
+
+def register_preload(celery: Celery, rt: Runtime) -> None:
+    """The query strategy's preload: not a job's step (no job id), and not retried — a preload that
+    fails leaves the first question to load (`workers.job.preload` logs why)."""
+
+    @celery.task(name=PRELOAD, base=RedeliveryLogged, shared=False, ignore_result=True)
+    def preload_tables(handle: str, tenant: str) -> None:
+        preload(rt, handle, tenant)
+
+
+def running_task_id(celery: Celery) -> str | None:
+    """The id of the task message this pool thread runs: a redelivery of the message carries the same id, which
+    is how `JobStore.settle_level` knows the step it handed out died with this task's first delivery."""
+    task = celery.current_task
+    return None if task is None else task.request.id
+
+
+def deliver_webhook_attempt(celery: Celery, rt: Runtime, job_id: str, attempt: int) -> None:
+    """One attempt; the next one is a new message after the backoff (no worker thread sleeps on it)."""
+    delay = deliver_once(rt.settings, rt.jobs, job_id, attempt).retry_in
+    if delay is not None:  # whole seconds: RabbitMQ's native delayed delivery counts no finer
+        countdown = max(1, math.ceil(delay))
+        celery.send_task(WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=countdown, ignore_result=True)
+
+
+def quiet_when_over(jobs: JobStore, name: str, step: Callable[..., None]) -> Callable[..., None]:
+    """`step`, except that a failure of a job that is gone or canceled ends the task with one INFO line.
+
+    A session ends (DELETE, idle sweep) whenever its agent likes, jobs in flight included: the job is
+    canceled, then deleted with its records and blobs, under tasks still running. Whatever such a task
+    then trips over (the job, its output or a blob not found) is the expected end of its work, not an
+    error: no traceback, and no retry (Celery's autoretry wraps this function, so it never sees one).
+    """
+
+    @functools.wraps(step)
+    def run(job_id: str, *args: Any) -> None:
+        try:
+            step(job_id, *args)
+        except Exception as exc:
+            if not job_over(jobs, job_id):
+                raise
+            log.info("job %s: %s stopped, the job was canceled or deleted (%s)", job_id, name, type(exc).__name__)
+
+    return run
+
+
+class CeleryExecutor:
+    """`workers.job.drive`'s executor on Celery: a step becomes a task message, a fan-out a level of them.
+
+    Task ids are fixed and remembered on the job *before* anything is sent, so a cancel arriving
+    at any moment finds every queued task to revoke.
+    """
+
+    def __init__(self, celery: Celery, rt: Runtime) -> None:
+        self.celery, self.rt = celery, rt
+
+    def task(self, name: str) -> Callable[..., None]:
+        """The body of the task `name`: decode its arguments into the step and run it here."""
+
+        def run(*args: Any) -> None:
+            self.run(from_message(name, args))
+
+        return run
+
+    def run(self, step: Step) -> None:
+        """Run a step in this task; a part then settles its level, and the part that completes it goes on."""
+        if not isinstance(step, Map | ReduceGroup):
+            drive.advance(self, drive.run(self.rt, step))
+            return
+        by = running_task_id(self.celery)
+        done = drive.run(self.rt, step, by=by)
+        then = done.then if isinstance(done, Settled) else self.rt.jobs.settle_level(step.job_id, step.settles, by=by)
+        self.run_then(then)
+
+    def send(self, step: Step) -> None:
+        self.schedule(step)
+
+    def fan_out(self, fanout: Fanout) -> None:
+        self.schedule(fanout)
+
+    def schedule(self, step: Fanout | Step) -> None:
+        """Fix the task ids and remember them on the job, then send."""
+        planned = self.planned(step)
+        self.remember(planned)
+        self.dispatch(planned)
+
+    def planned(self, step: Fanout | Step) -> Planned:
+        """The signatures `step` asks for, not yet sent (a single step: an empty header)."""
+        if isinstance(step, Fanout):
+            return [self.signature(part) for part in step.parts], self.signature(step.then)
+        return [], self.signature(step)
+
+    def remember(self, planned: Planned) -> list[str]:
+        """Give every signature its task id now (`freeze`) and store the ids on the job."""
+        header, body = planned
+        ids = [signature.freeze().id for signature in [*header, body]]
+        self.rt.jobs.add_task_ids(body.args[0], ids)
+        return ids
+
+    def dispatch(self, planned: Planned) -> None:
+        """Store the stage after the parts (the fan-in), then publish every part in one Redis round trip."""
+        header, body = planned
+        if not header:
+            body.apply_async()
+            return
+        then = from_message(str(body.task), body.args)
+        assert isinstance(then, ReduceStage)
+        self.rt.jobs.expect_parts(then.job_id, then.level, len(header), stored(then, str(body.id)))
+        publish_all(self.celery, header)
+
+    def signature(self, step: Step) -> Signature:
+        task, args = message(step)
+        return self.celery.signature(task, args=args, immutable=True)
+
+    def run_then(self, then: str | None) -> None:
+        """The stage `settle_level` handed this part (None: not this one, the level is not complete or was
+        handed out already): a reduce stage runs here and now; any other step is sent."""
+        if then is None:
+            return
+        step, task_id = from_stored(then)
+        if not isinstance(step, ReduceStage):
+            self.send_stored(step, task_id)
+            return
+        try:
+            answer = drive.run(self.rt, step)
+        except BackendUnavailable:
+            log.warning("job %s: reduce stage %d met an outage here; sending it as a task", step.job_id, step.level)
+            self.send_stored(step, task_id)
+            return
+        drive.advance(self, answer)
+
+    def send_stored(self, step: Step, task_id: str) -> None:
+        """Send a step stored with its frozen id (remembered on the job for cancels when it was stored)."""
+        task, args = message(step)
+        self.celery.send_task(task, args=args, task_id=task_id, ignore_result=True)
+
+
+def publish_all(celery: Celery, signatures: list[Signature]) -> None:
+    """One producer, one kombu publish batch: the messages go out in one pipelined LPUSH round trip
+    (one per message, each a GIL hand-off in a busy worker, cost 2-8 ms each inside a fan-out)."""
+    with celery.producer_or_acquire() as producer, producer.batch():
+        for signature in signatures:
+            signature.apply_async(producer=producer)

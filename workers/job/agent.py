@@ -1,0 +1,68 @@
+"""The read-grep strategy: a sub-agent that may only Read and Grep the one stored output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from extraction.protocols import Message
+from extraction.strategies.agent import AgentBounds, ToolExecutor, run_agent
+from extraction.strategies.routing import Mode
+from extraction.texts.prompts import read_grep_messages
+from extraction.texts.tools import sub_agent_tools
+from infra.outputs.stored import PinnedTools, StoredOutput, grep_time_budget
+from infra.planning.plans import agent_bounds
+from infra.stores.jobs import JobRecord
+from infra.stores.records import session_prefix
+from infra.tracing import traced_step
+from workers.job import outcomes
+from workers.job.gate import job_llm
+from workers.job.pipeline import LiveJob, load
+from workers.job.runtime import Runtime, stage_limits
+
+
+def bounds(rt: Runtime, job: JobRecord) -> AgentBounds:
+    return agent_bounds(rt.settings, stage_limits(rt, job, "agent"))
+
+
+def raw_tools(rt: Runtime, live: LiveJob) -> PinnedTools:
+    """Read and Grep on the job's stored output, Grep within the deployment's time budget."""
+    output = StoredOutput(
+        rt.blobs,
+        live.output,
+        block_size=rt.settings.blob_read_block_bytes,
+        grep_time_budget=grep_time_budget(rt.settings),
+    )
+    return PinnedTools(output)
+
+
+@traced_step("job.read_grep")
+def run_read_grep(rt: Runtime, job_id: str) -> None:
+    live = load(rt, job_id)
+    if live is None:
+        return
+    messages = read_grep_messages(
+        live.prompt, handle_filename=live.output.handle, root=session_prefix(live.output.session_id)
+    )
+    run_sub_agent(rt, live, messages, sub_agent_tools(), raw_tools(rt, live), Mode.READ_GREP)
+
+
+def run_sub_agent(
+    rt: Runtime, live: LiveJob, messages: list[Message], tools: list[dict[str, Any]], execute: ToolExecutor, mode: Mode
+) -> None:
+    """The bounded tool loop on the agent stage's model, then the job's end: its report, or the truncate fallback."""
+    job_id = live.job.id
+    outcome = run_agent(
+        job_llm(rt, live.job, "agent"),
+        messages,
+        tools=tools,
+        execute=execute,
+        nonce=live.job.nonce,
+        bounds=bounds(rt, live.job),
+        on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
+        should_stop=lambda: rt.jobs.is_terminal(job_id),
+    )
+    rt.jobs.add_usage(job_id, outcome.usage)
+    if outcome.report is not None:
+        outcomes.finish_with_report(rt, live.job, outcome.report, mode.value)
+    else:
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"{mode.value} failed: {outcome.failure}")

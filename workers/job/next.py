@@ -1,0 +1,129 @@
+"""What runs next in a job, as typed values: the one vocabulary of steps every executor and the job store share.
+
+A step is a frozen dataclass naming its job and its arguments; a `Fanout` is a level of parts (maps, or the
+reduce groups of one level) and the reduce stage that runs once every part is settled. A step of the
+pipeline answers with the `Next` one (None: the job has ended, or is someone else's to go on with).
+
+Steps travel as Celery task messages and, for the stage after a fan-out, as JSON stored on the job
+(`JobStore.expect_parts`): both go through `message` and `from_message` here, so a step's wire form (its
+task name and positional arguments, unchanged from the untyped dicts they replace) is written in one place.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import astuple, dataclass
+from typing import Any, ClassVar
+
+Span = list[int]
+Cover = list[Span]
+"""What one reduce input holds of the document: `[chunk index, start byte, end byte]` per chunk."""
+
+
+@dataclass(frozen=True)
+class Start:
+    TASK: ClassVar[str] = "toolout.start_extraction"
+    job_id: str
+
+
+@dataclass(frozen=True)
+class Map:
+    """One chunk's map call: a part of level 0."""
+
+    TASK: ClassVar[str] = "toolout.map_chunk"
+    job_id: str
+    index: int
+    start: int
+    end: int
+
+    @property
+    def settles(self) -> int:
+        """The level whose fan-in this part counts toward."""
+        return 0
+
+
+@dataclass(frozen=True)
+class ReduceGroup:
+    """One group of level-`level` outputs reduced into output `group` of level `level + 1`."""
+
+    TASK: ClassVar[str] = "toolout.reduce_group"
+    job_id: str
+    level: int
+    group: int
+    members: list[int]
+    cover: Cover
+
+    @property
+    def settles(self) -> int:
+        return self.level + 1
+
+
+@dataclass(frozen=True)
+class ReduceStage:
+    """The stage after a level: finish, or plan the next round of groups; `covers[i]` is what part `i` holds."""
+
+    TASK: ClassVar[str] = "toolout.reduce_stage"
+    job_id: str
+    level: int
+    covers: list[Cover]
+
+
+@dataclass(frozen=True)
+class ReadGrep:
+    TASK: ClassVar[str] = "toolout.read_grep"
+    job_id: str
+
+
+@dataclass(frozen=True)
+class Query:
+    """The query sub-agent (`workers.job.query`), on the agent queue: loading and SQL happen there."""
+
+    TASK: ClassVar[str] = "toolout.query"
+    job_id: str
+
+
+Part = Map | ReduceGroup
+Step = Start | Map | ReduceGroup | ReduceStage | ReadGrep | Query
+
+
+@dataclass(frozen=True)
+class Fanout:
+    """Parts that may run at once, and the stage that runs after the last of them is settled."""
+
+    parts: list[Part]
+    then: ReduceStage
+
+
+Next = Fanout | Step | None
+
+
+@dataclass(frozen=True)
+class Settled:
+    """A map recorded its output and settled its level in the same round trip: `then` is what
+    `JobStore.settle_level` answered (the stage after the level, `stored`, for the one map that completed it)."""
+
+    then: str | None
+
+
+STEPS: dict[str, type[Step]] = {kind.TASK: kind for kind in (Start, Map, ReduceGroup, ReduceStage, ReadGrep, Query)}
+
+
+def message(step: Step) -> tuple[str, list[Any]]:
+    """The step as a task message: its task name and positional arguments (JSON-friendly lists)."""
+    return step.TASK, list(astuple(step))
+
+
+def from_message(task: str, args: list[Any] | tuple[Any, ...]) -> Step:
+    return STEPS[task](*args)
+
+
+def stored(step: Step, task_id: str) -> str:
+    """The stage after a fan-out as kept on the job: with its task id fixed, so a cancel can revoke it."""
+    task, args = message(step)
+    return json.dumps({"task": task, "id": task_id, "args": args})
+
+
+def from_stored(text: str) -> tuple[Step, str]:
+    """A stage `stored` on the job, and its task id."""
+    kept = json.loads(text)
+    return from_message(kept["task"], kept["args"]), str(kept["id"])

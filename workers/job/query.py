@@ -1,0 +1,137 @@
+"""The query strategy: a sub-agent with SQL (Schema, Query) over the output loaded as tables, plus Read/Grep.
+
+Loading happens here, on the agent queue (the start step only sniffed the first bytes). An output
+that does not load is not for this strategy: under `auto` the job is routed again as text (today's
+rules) and goes on; asked for explicitly, it falls back to truncate like a failed read-grep, the
+reason on the job. The tables and each SQL statement run are kept on the job record.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from extraction.errors import NotFound
+from extraction.strategies.routing import Mode, RoutingDecision
+from extraction.texts.query import query_agent_tools, query_messages, table_name
+from infra.outputs.content import structured_kind
+from infra.query import EngineLimits, LoadFailed, Opened, open_tables, preload_tables, query_prefix
+from infra.query.tools import QueryToolbox
+from infra.settings import Settings
+from infra.stores.records import OutputRecord
+from infra.tracing import traced_step
+from workers.job import outcomes, pipeline
+from workers.job.agent import raw_tools, run_sub_agent
+from workers.job.next import Next
+from workers.job.runtime import Runtime
+
+log = logging.getLogger("toolout.workers")
+
+MAX_KEPT_SQL_CHARS = 2000
+
+
+def engine_limits(settings: Settings) -> EngineLimits:
+    return EngineLimits(
+        memory_limit_mb=settings.query_memory_limit_mb,
+        threads=settings.query_threads,
+        max_temp_mb=settings.query_max_temp_mb,
+        statement_timeout_seconds=settings.query_statement_timeout_seconds,
+    )
+
+
+@traced_step("job.query")
+def run_query(rt: Runtime, job_id: str) -> Next:
+    """Load, then run the sub-agent; returns the next step only when the job is routed again as text."""
+    live = pipeline.load(rt, job_id)
+    if live is None:
+        return None
+    try:
+        opened = _open(rt, live)
+    except LoadFailed as exc:
+        return not_applicable(rt, live, exc.message)
+    try:
+        _ask(rt, live, opened)
+    finally:
+        opened.close()
+    return None
+
+
+def _open(rt: Runtime, live: pipeline.LiveJob) -> Opened:
+    kind = structured_kind(rt.blobs, live.output)
+    if kind is None:
+        raise LoadFailed("the output does not look like JSON, NDJSON or CSV")
+    opened = open_tables(
+        rt.blobs,
+        live.output,
+        kind,
+        engine_limits(rt.settings),
+        temp_root=rt.settings.query_temp_dir,
+        forms=rt.loaded,
+        wait_seconds=rt.settings.query_load_wait_seconds,
+    )
+    tables = [f"{table_name(t.name)} ({t.rows} rows)" for t in opened.manifest.tables]
+    rt.jobs.update(
+        live.job.id,
+        query_tables=tables,
+        query_load=opened.how,
+        query_load_seconds=round(opened.seconds, 3),
+        query_bytes_read=opened.bytes_read,
+    )
+    log.info("job %s: %s tables in %.2fs (%s)", live.job.id, opened.how, opened.seconds, ", ".join(tables))
+    return opened
+
+
+def _ask(rt: Runtime, live: pipeline.LiveJob, opened: Opened) -> None:
+    job_id = live.job.id
+    ran: list[str] = []
+
+    def keep(sql: str) -> None:
+        ran.append(sql[:MAX_KEPT_SQL_CHARS])
+        rt.jobs.update(job_id, queries=ran)
+
+    raw = raw_tools(rt, live)
+    toolbox = QueryToolbox(opened, raw, rt.settings.query_max_rows, rt.settings.query_max_result_tokens, on_query=keep)
+    tables = [(t.name, t.rows) for t in opened.manifest.tables]
+    messages = query_messages(live.prompt, handle_filename=live.output.handle, tables=tables, max_rows=toolbox.max_rows)
+    run_sub_agent(rt, live, messages, query_agent_tools(), toolbox, Mode.QUERY)
+
+
+def preload(rt: Runtime, handle: str, tenant: str) -> str:
+    """Keep a just-stored output's tables before any question (`infra.query.preload_tables`): what was done.
+
+    Best effort: an output gone, not structured or not loadable is skipped; nothing here fails an upload.
+    An output deleted while it loaded loses the tables just kept (its deletion may have run before they were).
+    """
+    try:
+        output = rt.records.get_output(handle, tenant)
+    except NotFound:
+        return "gone"
+    kind = structured_kind(rt.blobs, output)
+    if kind is None:
+        return "not structured"
+    try:
+        done = preload_tables(
+            rt.blobs, output, kind, engine_limits(rt.settings), rt.loaded, temp_root=rt.settings.query_temp_dir
+        )
+    except LoadFailed as exc:
+        done = f"not loadable ({exc.message})"
+    _forget_if_deleted(rt, output)
+    log.info("output %s: preload %s", handle, done)
+    return done
+
+
+def _forget_if_deleted(rt: Runtime, output: OutputRecord) -> None:
+    try:
+        rt.records.get_output(output.handle, output.tenant)
+    except NotFound:
+        rt.blobs.delete_prefix(query_prefix(output))
+
+
+def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> Next:
+    """The output did not load: `auto` routes it again as text; an explicit `query` falls back to truncate."""
+    if Mode.parse(live.job.mode_requested) is not Mode.AUTO:
+        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"query failed: {why}")
+        return None
+    budget = pipeline.chunk_budget_for(rt, live)
+    text = pipeline.decide(rt, live, budget, as_text=True)
+    decision = RoutingDecision(mode=text.mode, reason=f"auto: not loadable as tables ({why}); {text.reason}")
+    return pipeline.follow(rt, live, decision, budget)
