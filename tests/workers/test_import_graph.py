@@ -19,15 +19,29 @@ def module_name(path: Path) -> str:
 
 
 def imported_modules(path: Path) -> set[str]:
-    """Every module an `import` or `from … import` anywhere in the file names (function bodies too)."""
+    """Every module an `import` or `from … import` anywhere in the file names (function bodies too), except under
+    `if TYPE_CHECKING:`, which never runs: a type named for the checker only is no import at run time."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
     return found
+
+
+def runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """The nodes of `tree`, leaving out the bodies of `if TYPE_CHECKING:` (their `else` runs, so it stays)."""
+    nodes, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        nodes.append(node)
+        if isinstance(node, ast.If) and ast.unparse(node.test) in {"TYPE_CHECKING", "typing.TYPE_CHECKING"}:
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return nodes
 
 
 def graph(package: str) -> dict[str, set[str]]:
@@ -55,6 +69,15 @@ def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
         return None
 
     return next((cycle for node in sorted(edges) if node not in state and (cycle := visit(node))), None)
+
+
+def test_an_import_for_the_type_checker_only_is_no_runtime_import(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import a\nelse:\n    import b\n"
+        "def f():\n    import c\n"
+    )
+    assert imported_modules(module) == {"typing", "typing.TYPE_CHECKING", "b", "c"}
 
 
 def test_the_cycle_finder_finds_a_lazy_cycle() -> None:
