@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 
 from extraction.errors import ExtractionError
+from infra.settings import Settings
 
 DuckDBError = duckdb.Error
 
@@ -25,6 +26,34 @@ class EngineLimits:
     threads: int = 1
     max_temp_mb: int = 8192
     statement_timeout_seconds: float = 10.0
+    max_sql_chars: int = 8000
+    """A longer SQL text is refused before it is parsed (1 MB of SQL parsed for 23 s)."""
+    max_cell_chars: int = 1000
+    """A value of unbounded size (text, list, struct) is cut to this many characters inside DuckDB."""
+    max_result_bytes: int = 256 * 1024
+    """Rows stop once their values add up to this many characters, whatever `max_rows` says."""
+    load_timeout_seconds: float = 600.0
+    """A load (document to Parquet) that runs longer is stopped: the output does not load."""
+    process_memory_mb: int = 2048
+    """The child process's address space (RLIMIT_AS) beyond what it had when it started."""
+    process_cpu_seconds: float = 60.0
+    """CPU seconds one query or load may take in the child (RLIMIT_CPU) before it is killed."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> EngineLimits:
+        """The `query_*` settings as limits (what `workers.query.engine_limits` should return)."""
+        return cls(
+            memory_limit_mb=settings.query_memory_limit_mb,
+            threads=settings.query_threads,
+            max_temp_mb=settings.query_max_temp_mb,
+            statement_timeout_seconds=settings.query_statement_timeout_seconds,
+            max_sql_chars=settings.query_max_sql_chars,
+            max_cell_chars=settings.query_max_cell_chars,
+            max_result_bytes=settings.query_max_result_bytes,
+            load_timeout_seconds=settings.query_load_timeout_seconds,
+            process_memory_mb=settings.query_process_memory_mb,
+            process_cpu_seconds=settings.query_process_cpu_seconds,
+        )
 
 
 class LoadFailed(ExtractionError):
