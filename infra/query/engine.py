@@ -7,6 +7,9 @@ a big document nor a model's query can take a worker's memory or reach for the n
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,3 +96,24 @@ def ident(name: str) -> str:
 def literal(text: str) -> str:
     """`text` as a SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
+
+
+@contextmanager
+def interrupted_after(conn: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[None]:
+    """Interrupt `conn` from `seconds` on, again every 50 ms until the block ends: an interrupt reaches
+    only the statement running at that moment (not a bind, not Python between statements)."""
+    done = threading.Event()
+
+    def run() -> None:
+        if done.wait(seconds):
+            return
+        while not done.is_set():
+            conn.interrupt()
+            done.wait(0.05)
+
+    thread = threading.Thread(target=run, name="toolout-query-timer", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()

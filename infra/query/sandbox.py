@@ -15,7 +15,6 @@ A rule broken is a `QueryRefused` whose message tells the model what to change.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from typing import Any
 import duckdb
 
 from infra.query.checking import QueryRefused, check_tree, one_select
-from infra.query.engine import DuckDBError, EngineLimits, connect, first_line, ident, literal
+from infra.query.engine import DuckDBError, EngineLimits, connect, first_line, ident, interrupted_after, literal
 
 _FIXED_SIZE_TYPES = frozenset(
     {
@@ -99,7 +98,7 @@ class Sandbox:
         return str(row[0]) if row else "{}"
 
     def _bounded(self, inner: str, max_rows: int) -> Rows:
-        with self._timer():
+        with interrupted_after(self._conn, self.limits.statement_timeout_seconds):
             rel = self._guard(lambda: self._conn.sql(inner))
             types = [str(t) for t in rel.dtypes]
             cut = ", ".join(self._cut(name, typ) for name, typ in zip(rel.columns, types, strict=True))
@@ -128,9 +127,6 @@ class Sandbox:
             rows.append(tuple(row))
         return rows, False
 
-    def _timer(self) -> _Timer:
-        return _Timer(self.limits.statement_timeout_seconds, self._conn.interrupt)
-
     def _guard(self, run: Any) -> Any:
         """`run()` with DuckDB's errors as the tool errors the model sees."""
         try:
@@ -150,16 +146,3 @@ class Sandbox:
 
     def close(self) -> None:
         self._conn.close()
-
-
-class _Timer:
-    """`interrupt` after `seconds` unless the block ended first."""
-
-    def __init__(self, seconds: float, interrupt: Any) -> None:
-        self._timer = threading.Timer(seconds, interrupt)
-
-    def __enter__(self) -> None:
-        self._timer.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()

@@ -14,6 +14,9 @@ from extraction.errors import InvalidInput
 from extraction.texts.query import QUERY_NAME, SAMPLE_ROWS, SCHEMA_NAME, TableView, render_rows, render_schema
 from infra.query.store import QueryTables
 
+MAX_NOTE_CHARS = 400
+MAX_NOTES = 20
+
 
 @dataclass
 class QueryToolbox:
@@ -43,7 +46,13 @@ class QueryToolbox:
             )
             for name in self.tables.table_names()
         ]
-        return render_schema(views, max_tokens=self.max_tokens)
+        return self._notes() + render_schema(views, max_tokens=self.max_tokens)
+
+    def _notes(self) -> str:
+        """How names were made where they are not the document's own (a document may be hostile: cut)."""
+        notes = [(name, self.tables.note(name)) for name in self.tables.table_names()]
+        lines = [f"- {name}: {note[:MAX_NOTE_CHARS]}" for name, note in notes if note][:MAX_NOTES]
+        return "NOTES\n" + "\n".join(lines) + "\n\n" if lines else ""
 
     def query(self, sql: Any) -> str:
         if not isinstance(sql, str) or not sql.strip():
