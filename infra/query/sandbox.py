@@ -138,8 +138,9 @@ class Sandbox:
             ) from exc
         except duckdb.OutOfMemoryException as exc:
             raise QueryRefused(
-                f"the query needs more than the {self.limits.memory_limit_mb} MB it may use: "
-                "select fewer columns, filter first, or aggregate."
+                f"the query needs more memory than it may use (DuckDB's {self.limits.memory_limit_mb} MB, its "
+                f"process's {self.limits.process_memory_mb} MB): select fewer columns, filter first, aggregate, "
+                "or avoid building huge values."
             ) from exc
         except DuckDBError as exc:
             raise QueryRefused(first_line(exc)) from exc

@@ -38,8 +38,8 @@ from infra.outputs.content import iter_content
 from infra.outputs.storing import loaded_form_prefix
 from infra.query.engine import EngineLimits, LoadFailed
 from infra.query.loaded_forms import Lease, LoadedForms, MemoryLoadedForms
-from infra.query.loading import load_tables
-from infra.query.sandbox import Rows, Sandbox, TableFile
+from infra.query.process import ChildSandbox, load_in_child
+from infra.query.sandbox import Rows, TableFile
 from infra.stores.records import OutputRecord
 
 log = logging.getLogger("toolout.query")
@@ -90,7 +90,7 @@ class Opened:
     """An output's tables on this worker: the sandbox, and how they got here (for the job and the bench)."""
 
     manifest: Manifest
-    sandbox: Sandbox
+    sandbox: ChildSandbox
     how: How
     """`reused` (this output's kept tables), `copied` (an identical output's) or `loaded` now."""
     bytes_read: int
@@ -187,11 +187,14 @@ def open_tables(
     return Opened(manifest, sandbox, how, read, time.perf_counter() - started, work, _start(keeping))
 
 
-def _sandbox(manifest: Manifest, limits: EngineLimits, work: Path) -> Sandbox:
+def _sandbox(manifest: Manifest, limits: EngineLimits, work: Path) -> ChildSandbox:
     """The tables in a sandbox; `LoadFailed` when they cannot be opened, whatever the reason (a loaded
     form the document made unusable is for the fallback, not a failed job)."""
     try:
-        return Sandbox([TableFile(t.name, work / t.file, t.rows) for t in manifest.tables], limits, work / "spill")
+        files = [TableFile(t.name, work / t.file, t.rows) for t in manifest.tables]
+        return ChildSandbox(files, limits, work / "spill")
+    except LoadFailed:
+        raise
     except Exception as exc:
         raise LoadFailed(f"the output's tables do not open ({type(exc).__name__})") from exc
 
@@ -287,7 +290,7 @@ def _load(source: Source, kind: StructuredKind, limits: EngineLimits, work: Path
     raw = work / "content"
     with raw.open("wb") as f:
         read = sum(f.write(block) for block in iter_content(source.blobs, source.record))
-    tables = load_tables(raw, kind, work, limits)
+    tables = load_in_child(raw, kind, work, limits)
     raw.unlink()
     if not tables:
         raise LoadFailed("the output loads as no table")

@@ -45,7 +45,7 @@ def test_a_sandbox_that_does_not_open_is_load_failed_and_frees_the_lock(tmp_path
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("Catalog Error: View with name already exists")
 
-    monkeypatch.setattr(store_module, "Sandbox", broken)
+    monkeypatch.setattr(store_module, "ChildSandbox", broken)
     blobs, forms = MemoryBlobStore(), MemoryLoadedForms()
     record = stored(blobs, b'[{"id": 1}]')
     with pytest.raises(LoadFailed):
@@ -63,7 +63,7 @@ def test_a_load_that_raises_anything_is_load_failed_and_frees_the_lock(tmp_path:
     def explode(*args: object, **kwargs: object) -> None:
         raise MemoryError
 
-    monkeypatch.setattr(store_module, "load_tables", explode)
+    monkeypatch.setattr(store_module, "load_in_child", explode)
     blobs, forms = MemoryBlobStore(), MemoryLoadedForms()
     record = stored(blobs, b'[{"id": 1}]')
     with pytest.raises((LoadFailed, MemoryError)):
