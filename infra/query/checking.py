@@ -4,10 +4,11 @@ Every way the check can fail is a `QueryRefused` (the tool error the model sees)
 exception: text that is not valid Unicode or too long, SQL DuckDB cannot split or whose statement
 type the Python client does not know (`UPDATE EXTENSIONS`), a parse tree deeper than Python's JSON
 reader goes. The tree is walked without recursion, keeping the CTE names of each query node for that
-node's subtree only, so a CTE named like a catalog view (`pg_settings`) hides it only where it is in
-scope. What may be read is an allow-list: this output's tables, the CTEs in scope, the table functions
-in `SAFE_TABLE_FUNCTIONS` and the table reference kinds in `_TABLE_REF_KINDS` (no `SHOW`, `DESCRIBE`
-or `SUMMARIZE`: the Schema tool answers those). Scalar functions that read settings, the environment
+node's body only (a CTE's own definition sees the CTEs before it), so a CTE named like a catalog view
+(`pg_settings`) hides it only where DuckDB would bind the name to the CTE. What may be read is an
+allow-list: this output's tables, the CTEs in scope, the table functions in `SAFE_TABLE_FUNCTIONS`
+and the table reference kinds in `_TABLE_REF_KINDS` (no `SHOW`, `DESCRIBE` or `SUMMARIZE`: the
+Schema tool answers those). Scalar functions that read settings, the environment
 or files are named in a deny-list on top of the locked connection, which has no file access at all.
 """
 
@@ -126,18 +127,33 @@ def _scoped_nodes(tree: Any, top: Scope) -> Iterator[tuple[dict[str, Any], Scope
     while stack:
         value, scope = stack.pop()
         if isinstance(value, dict):
-            scope = scope | _cte_names(value)
             yield value, scope
-            stack.extend((child, scope) for child in value.values())
+            stack.extend(_children(value, scope))
         elif isinstance(value, list):
             stack.extend((child, scope) for child in value)
 
 
-def _cte_names(node: dict[str, Any]) -> Scope:
-    """The CTEs a query node defines: visible in its own subtree (its body and its CTEs) only."""
+def _children(node: dict[str, Any], scope: Scope) -> Iterator[tuple[Any, Scope]]:
+    """A node's children and what each sees. A query node's CTEs are visible in its body; each CTE's own
+    definition sees only the CTEs before it (DuckDB binds `WITH pg_settings AS (SELECT * FROM
+    pg_settings)` to the catalog inside), and a recursive CTE's recursive part sees its own name."""
+    entries = _cte_entries(node)
+    names = [name for name, _ in entries]
+    for i, (_, definition) in enumerate(entries):
+        yield definition, scope | frozenset(names[:i])
+    if node.get("type") == "RECURSIVE_CTE_NODE" and isinstance(node.get("cte_name"), str):
+        yield node.get("right"), scope | {node["cte_name"]}
+        yield from ((child, scope) for key, child in node.items() if key != "right")
+        return
+    inner = scope | frozenset(names)
+    yield from ((child, inner) for key, child in node.items() if key != "cte_map")
+
+
+def _cte_entries(node: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The (name, definition) of each CTE a query node defines, in order."""
     cte_map = node.get("cte_map")
     entries = cte_map.get("map", []) if isinstance(cte_map, dict) else []
-    return frozenset(e["key"] for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str))
+    return [(e["key"], e.get("value")) for e in entries if isinstance(e, dict) and isinstance(e.get("key"), str)]
 
 
 def _check_node(node: dict[str, Any], scope: Scope, tables: set[str]) -> None:

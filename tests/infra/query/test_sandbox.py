@@ -71,6 +71,9 @@ def refused(box: Sandbox, sql: str) -> str:
         ("SELECT * FROM duckdb_views, (WITH duckdb_views AS (SELECT 1) SELECT 1)", "unknown table"),
         ("WITH x AS (SELECT 1) SELECT * FROM pg_proc, (WITH pg_proc AS (SELECT 1) SELECT * FROM x)", "unknown table"),
         ("SELECT * FROM (WITH duckdb_databases AS (SELECT 1) SELECT 1), duckdb_databases", "unknown table"),
+        ("WITH pg_settings AS (SELECT name FROM pg_settings) SELECT * FROM pg_settings", "unknown table"),
+        ("WITH RECURSIVE pg_settings AS (SELECT name FROM pg_settings) SELECT * FROM pg_settings", "unknown table"),
+        ("WITH a AS (SELECT * FROM pg_proc), pg_proc AS (SELECT 1) SELECT * FROM a", "unknown table"),
         ("SHOW ALL TABLES", "SHOW"),
         ("SHOW databases", "SHOW"),
         ("DESCRIBE orders", "DESCRIBE"),
@@ -111,6 +114,10 @@ def test_a_cte_hides_a_name_in_its_own_scope_only(sandbox: Sandbox) -> None:
         "SELECT * FROM (WITH orders AS (SELECT 1 AS id) SELECT count(*) FROM orders), (SELECT count(*) FROM orders)"
     )
     assert sandbox.query(nested, 5).rows == [(1, 3000)]
+    chained = "WITH a AS (SELECT id FROM orders), b AS (SELECT count(*) AS n FROM a) SELECT n FROM b"
+    assert sandbox.query(chained, 5).rows == [(3000,)]
+    recursive = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 4) SELECT sum(n) FROM r"
+    assert sandbox.query(recursive, 5).rows == [(10,)]
 
 
 def test_a_trailing_comment_is_answered(sandbox: Sandbox) -> None:
