@@ -8,12 +8,15 @@ node's body only (a CTE's own definition sees the CTEs before it), so a CTE name
 (`pg_settings`) hides it only where DuckDB would bind the name to the CTE. What may be read is an
 allow-list: this output's tables, the CTEs in scope, the table functions in `SAFE_TABLE_FUNCTIONS`
 and the table reference kinds in `_TABLE_REF_KINDS` (no `SHOW`, `DESCRIBE` or `SUMMARIZE`: the
-Schema tool answers those). Scalar functions that read settings, the environment
-or files are named in a deny-list on top of the locked connection, which has no file access at all.
+Schema tool answers those); scalar and aggregate functions must be DuckDB's own (schema `main` of
+a fresh connection: not `pg_catalog`'s macros, which read the catalog, e.g. `pg_get_viewdef`), less
+a deny-list of those that read settings, the environment or files — on top of a locked connection
+that has no file access at all.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -24,6 +27,8 @@ from extraction.errors import InvalidInput
 from infra.query.engine import DuckDBError, first_line, ident
 
 SAFE_TABLE_FUNCTIONS = frozenset({"unnest", "range", "generate_series", "json_each", "json_tree"})
+_SPECIAL_FUNCTIONS = frozenset({"unnest", "unlist", "grouping", "grouping_id"})
+"""Functions the binder handles itself, so `duckdb_functions()` does not list them."""
 _TABLE_REF_KINDS = frozenset({"BASE_TABLE", "TABLE_FUNCTION", "SUBQUERY", "JOIN", "EMPTY", "EXPRESSION_LIST"})
 _FORBIDDEN_PREFIXES = (
     "duckdb_",
@@ -191,5 +196,21 @@ def _check_table(node: dict[str, Any], scope: Scope, tables: set[str]) -> None:
 
 
 def _check_function(name: str) -> None:
-    if name in _FORBIDDEN_FUNCTIONS or name.startswith(_FORBIDDEN_PREFIXES):
+    if name in _FORBIDDEN_FUNCTIONS or name.startswith(_FORBIDDEN_PREFIXES) or name not in builtin_functions():
         raise QueryRefused(f"the function {name}() is not available here: only this output's data can be read.")
+
+
+@functools.cache
+def builtin_functions() -> frozenset[str]:
+    """DuckDB's own scalar, aggregate and macro functions (schema `main`), read once from a fresh connection."""
+    conn = duckdb.connect(
+        ":memory:", config={"autoload_known_extensions": False, "autoinstall_known_extensions": False}
+    )
+    try:
+        rows = conn.execute(
+            "SELECT DISTINCT lower(function_name) FROM duckdb_functions() "
+            "WHERE schema_name = 'main' AND function_type IN ('scalar', 'aggregate', 'macro')"
+        ).fetchall()
+    finally:
+        conn.close()
+    return frozenset(str(r[0]) for r in rows) | _SPECIAL_FUNCTIONS
