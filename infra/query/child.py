@@ -20,8 +20,10 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from extraction.documents.structured import StructuredKind
-from infra.query.checking import QueryRefused
+from infra.query.checking import QueryRefused, builtin_functions
 from infra.query.engine import EngineLimits, LoadFailed
 from infra.query.loading import load_tables
 from infra.query.sandbox import Sandbox, TableFile
@@ -35,9 +37,21 @@ def _address_space() -> int:
         return int(f.read().split()[0]) * resource.getpagesize()
 
 
+def _baseline() -> int:
+    """The address space with one DuckDB database open, before any limit: each database reserves
+    ~0.6 GB of address space up front (RSS ~30 MB), which RLIMIT_AS must leave room for. The function
+    allow-list is read here too, so no second database is opened under the limit."""
+    builtin_functions()
+    conn = duckdb.connect(":memory:", config={"threads": 1})
+    try:
+        return _address_space()
+    finally:
+        conn.close()
+
+
 @dataclass
 class _Server:
-    base_bytes: int = field(default_factory=_address_space)
+    base_bytes: int = field(default_factory=_baseline)
     box: Sandbox | None = None
 
     def answer(self, request: tuple[Any, ...]) -> Answer:
@@ -70,7 +84,8 @@ class _Server:
         return getattr(self.box, op)(*args)
 
     def _limit(self, limits: EngineLimits) -> None:
-        """This request's memory and CPU allowance (the hard limits stay open: each request sets its own)."""
+        """This request's memory and CPU allowance (the hard limits stay open: each request sets its own).
+        The memory is `process_memory_mb` over one open database (`_baseline`): a load opens one, a sandbox one."""
         memory = self.base_bytes + limits.process_memory_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (memory, resource.RLIM_INFINITY))
         used = resource.getrusage(resource.RUSAGE_SELF)

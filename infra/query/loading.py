@@ -75,10 +75,15 @@ def load_tables(source: Path, kind: StructuredKind, out_dir: Path, limits: Engin
         raise
     except DuckDBError as exc:
         if kind in (StructuredKind.CSV, StructuredKind.TSV) or not _rewrite_helps(exc):
-            raise LoadFailed(f"the output does not load as {kind.value}: {first_line(exc)}") from exc
+            raise LoadFailed(f"the output does not load as {kind.value}: {_said(exc, out_dir)}") from exc
         return _load_rewritten(source, kind, out_dir, limits)
     except Exception as exc:
         raise LoadFailed(f"the output does not load as {kind.value} ({type(exc).__name__})") from exc
+
+
+def _said(exc: BaseException, work: Path) -> str:
+    """DuckDB's message without the work directory's path (it goes on the job, which the tenant reads)."""
+    return first_line(exc).replace(str(work.parent), "<output>").replace(str(work), "<output>")
 
 
 def _rewrite_helps(exc: BaseException) -> bool:
@@ -93,7 +98,7 @@ def _load_rewritten(source: Path, kind: StructuredKind, out_dir: Path, limits: E
     except LoadFailed:
         raise
     except Exception as exc:
-        raise LoadFailed(f"the output does not load as {kind.value}: {first_line(exc)}") from exc
+        raise LoadFailed(f"the output does not load as {kind.value}: {_said(exc, out_dir)}") from exc
     finally:
         rewritten.unlink(missing_ok=True)
 
@@ -113,13 +118,14 @@ def _load(
 
 def _plans(conn: duckdb.DuckDBPyConnection, source: Path, kind: StructuredKind) -> Iterator[_Planned]:
     path = literal(str(source))
+    whole = f"sample_size=-1, maximum_object_size={source.stat().st_size + 1}"  # one value may be the whole file
     if kind is StructuredKind.NDJSON:
-        yield _Planned(TOP_TABLE, f"SELECT * FROM read_json({path}, format='newline_delimited', sample_size=-1)")
+        yield _Planned(TOP_TABLE, f"SELECT * FROM read_json({path}, format='newline_delimited', {whole})")
     elif kind in (StructuredKind.CSV, StructuredKind.TSV):
         delim = "'\\t'" if kind is StructuredKind.TSV else "','"
         yield _Planned(TOP_TABLE, f"SELECT * FROM read_csv({path}, delim={delim}, header=true, sample_size=-1)")
     elif _first_char(source) == "[":
-        yield _Planned(TOP_TABLE, f"SELECT * FROM read_json({path}, format='array', sample_size=-1)")
+        yield _Planned(TOP_TABLE, f"SELECT * FROM read_json({path}, format='array', {whole})")
     else:
         yield from _object_plans(conn, source)
 

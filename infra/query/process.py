@@ -148,12 +148,15 @@ def _close_spares() -> None:
         _spares.clear()
 
 
-def limit_message(exc: ChildLimit, limits: EngineLimits, what: str, seconds: float) -> str:
+NARROW = (
+    "Filter earlier (WHERE), select fewer columns, aggregate, and avoid building huge values "
+    "(repeat, string_agg over everything, joining a big table with itself)."
+)
+NOT_LOADABLE = "The output is not queried as tables."
+
+
+def limit_message(exc: ChildLimit, limits: EngineLimits, what: str, seconds: float, advice: str = NARROW) -> str:
     """What the model (or the job's reason) reads when `what` passed a limit: which, and how to narrow."""
-    narrow = (
-        "Filter earlier (WHERE), select fewer columns, aggregate, and avoid building huge values "
-        "(repeat, string_agg over everything, joining a big table with itself)."
-    )
     said = {
         "time": f"{what} ran longer than {seconds:g} s",
         "cpu": f"{what} used more than {limits.process_cpu_seconds:g} CPU seconds",
@@ -161,7 +164,7 @@ def limit_message(exc: ChildLimit, limits: EngineLimits, what: str, seconds: flo
         "output": f"{what}'s result was larger than {limits.max_result_bytes} bytes",
         "crash": f"{what}'s process ended unexpectedly",
     }[exc.limit]
-    return f"{said} and its process was stopped. {narrow}"
+    return f"{said} and its process was stopped. {advice}"
 
 
 @dataclass
@@ -203,7 +206,7 @@ class ChildSandbox:
                 ("open", tables, self.limits, self.temp_dir), seconds=OPEN_SECONDS, max_bytes=1 << 16
             )
         except ChildLimit as exc:
-            raise LoadFailed(limit_message(exc, self.limits, "opening the tables", OPEN_SECONDS)) from exc
+            raise LoadFailed(limit_message(exc, self.limits, "opening the tables", OPEN_SECONDS, NOT_LOADABLE)) from exc
         if status != "ok":
             child.close()
             raise LoadFailed(f"the output's tables do not open: {value}")
@@ -243,7 +246,9 @@ def load_in_child(source: Path, kind: StructuredKind, out_dir: Path, limits: Eng
             max_bytes=ANSWER_OVERHEAD_BYTES,
         )
     except ChildLimit as exc:
-        raise LoadFailed(limit_message(exc, limits, "loading the output", limits.load_timeout_seconds)) from exc
+        raise LoadFailed(
+            limit_message(exc, limits, "loading the output", limits.load_timeout_seconds, NOT_LOADABLE)
+        ) from exc
     finally:
         child.close()
     if status != "ok":
