@@ -29,7 +29,6 @@ from typing import cast
 import duckdb
 
 from extraction.documents.structured import StructuredKind
-from infra.query import normalizing
 from infra.query.engine import (
     DuckDBError,
     EngineLimits,
@@ -40,6 +39,7 @@ from infra.query.engine import (
     interrupted_after,
     literal,
 )
+from infra.query.normalizing import rewrite
 
 TOP_TABLE = "records"
 ROOT_TABLE = "root"
@@ -93,7 +93,7 @@ def _rewrite_helps(exc: BaseException) -> bool:
 def _load_rewritten(source: Path, kind: StructuredKind, out_dir: Path, limits: EngineLimits) -> list[LoadedTable]:
     rewritten = out_dir / "rewritten.json"
     try:
-        renamed = normalizing.rewrite(source, kind, rewritten)
+        renamed = rewrite(source, kind, rewritten)
         return _load(rewritten, kind, out_dir, limits, renamed)
     except LoadFailed:
         raise

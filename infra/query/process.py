@@ -56,6 +56,8 @@ class Child:
     from_child: Connection
     owner: int = field(default_factory=os.getpid)
     peak_rss_kib: int = 0
+    busy: bool = False
+    """A request was sent and its answer not read (the caller was interrupted: a task time limit)."""
 
     @classmethod
     def start(cls) -> Child:
@@ -76,10 +78,12 @@ class Child:
     def call(self, request: tuple[Any, ...], *, seconds: float, max_bytes: int) -> tuple[str, Any]:
         """The child's answer (`ok`, value) / (`refused` | `failed`, message), or `ChildLimit` (it was killed)."""
         try:
+            self.busy = True
             self.to_child.send_bytes(pickle.dumps(request))
             if not self.from_child.poll(seconds):
                 raise ChildLimit("time", self.kill())
             status, value, peak = pickle.loads(self.from_child.recv_bytes(max_bytes))
+            self.busy = False
         except (EOFError, BrokenPipeError, ConnectionResetError):
             raise ChildLimit(self._death(), self.kill()) from None
         except OSError:  # recv_bytes: the answer is longer than max_bytes
@@ -105,7 +109,11 @@ class Child:
         return self.peak_rss_kib
 
     def close(self) -> None:
-        """Close the pipes: the child reads EOF and exits (or is already gone)."""
+        """Close the pipes: the child reads EOF and exits (or is already gone); a busy child is killed."""
+        if self.busy and self.proc.returncode is None:
+            self.busy = False
+            self.kill()
+            return
         for end in (self.to_child, self.from_child):
             if not end.closed:
                 end.close()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import pickle
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -86,3 +88,16 @@ def test_a_load_past_its_limits_is_load_failed(tmp_path: Path) -> None:
 def test_a_warm_child_costs_a_query_under_50_ms() -> None:
     measured = measure_overhead(n=30)
     assert measured["overhead_ms"] < 50, measured
+
+
+def test_a_child_left_busy_by_an_interrupted_caller_is_killed_on_close(box: ChildSandbox) -> None:
+    """A task time limit raised while the caller waits leaves the child running a query: close kills it
+    at once instead of waiting for the query to end."""
+    child = take_child()
+    tables = [(t.name, t.path, t.rows) for t in box.tables]
+    child.call(("open", tables, LIMITS, box.temp_dir), seconds=30, max_bytes=1 << 16)
+    child.busy = True
+    child.to_child.send_bytes(pickle.dumps(("query", "SELECT count(*) FROM range(1000000000000)", 5)))
+    started = time.monotonic()
+    child.close()
+    assert child.proc.returncode is not None and time.monotonic() - started < 2
