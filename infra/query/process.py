@@ -70,6 +70,7 @@ class Child:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # a signal to the worker's group is not the child's
+            env=_child_environment(),
         )
         os.close(into_r)
         os.close(back_w)
@@ -123,6 +124,15 @@ class Child:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+CHILD_ENVIRONMENT = ("PATH", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR")
+"""What the child inherits of the worker's environment: enough to start Python, none of its secrets
+(keys, webhook secret, cloud credentials), whatever a query might one day find a way to read."""
+
+
+def _child_environment() -> dict[str, str]:
+    return {name: os.environ[name] for name in CHILD_ENVIRONMENT if name in os.environ}
 
 
 def _high_water_kib(pid: int) -> int:

@@ -21,7 +21,6 @@ from extraction.documents.structured import StructuredKind
 from extraction.errors import ToolOutError
 from infra.blobstore.memory import MemoryBlobStore
 from infra.query import EngineLimits, LoadFailed, Opened, open_tables
-from infra.query.process import _close_spares
 from infra.query.tools import QueryToolbox
 from tests.infra.query.conftest import stored
 
@@ -53,8 +52,7 @@ class Target:
 
 @pytest.fixture(scope="module")
 def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
-    os.environ["TOOLOUT_ADVERSARIAL_PLANTED"] = PLANTED
-    _close_spares()  # children started from here on hold the planted value in their environment
+    os.environ["TOOLOUT_ADVERSARIAL_PLANTED"] = PLANTED  # the worker's; a child gets none of its environment
     root = tmp_path_factory.mktemp("adversarial")
     blobs = MemoryBlobStore()
     other_doc = {"secret_rows": [{"v": OTHER_SENTINEL}]}

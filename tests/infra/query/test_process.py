@@ -13,7 +13,7 @@ import pytest
 
 from extraction.documents.structured import StructuredKind
 from infra.query import LoadFailed, QueryRefused
-from infra.query.process import ChildLimit, ChildSandbox, load_in_child, take_child
+from infra.query.process import CHILD_ENVIRONMENT, Child, ChildLimit, ChildSandbox, load_in_child, take_child
 from tests.infra.query.measure_child import LIMITS, measure_overhead, tables
 
 CHILD_RSS_BOUND_MB = 600
@@ -101,3 +101,15 @@ def test_a_child_left_busy_by_an_interrupted_caller_is_killed_on_close(box: Chil
     started = time.monotonic()
     child.close()
     assert child.proc.returncode is not None and time.monotonic() - started < 2
+
+
+def test_the_child_inherits_none_of_the_workers_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLOUT_WEBHOOK_SECRET", "worker-secret-value")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "aws-secret-value")
+    child = Child.start()
+    try:
+        environ = Path(f"/proc/{child.proc.pid}/environ").read_bytes()
+    finally:
+        child.close()
+    assert b"worker-secret-value" not in environ and b"aws-secret-value" not in environ
+    assert set(dict(v.split(b"=", 1) for v in environ.split(b"\0") if v)) <= {n.encode() for n in CHILD_ENVIRONMENT}
