@@ -83,7 +83,7 @@ def load_tables(source: Path, kind: StructuredKind, out_dir: Path, limits: Engin
 
 def _said(exc: BaseException, work: Path) -> str:
     """DuckDB's message without the work directory's path (it goes on the job, which the tenant reads)."""
-    return first_line(exc).replace(str(work.parent), "<output>").replace(str(work), "<output>")
+    return first_line(exc).replace(str(work / "content"), "<output>").replace(str(work), "<work>")
 
 
 def _rewrite_helps(exc: BaseException) -> bool:

@@ -70,8 +70,9 @@ def test_ndjson_csv_and_tsv(tmp_path: Path) -> None:
 def test_what_does_not_load_is_load_failed(tmp_path: Path, content: str, kind: StructuredKind) -> None:
     source = tmp_path / "content"
     source.write_text(content)
-    with pytest.raises(LoadFailed):
-        load_tables(source, kind, tmp_path / "out", LIMITS)
+    with pytest.raises(LoadFailed) as caught:
+        load_tables(source, kind, tmp_path, LIMITS)
+    assert str(tmp_path) not in caught.value.message, "the job's reason shows no worker path"
 
 
 @pytest.mark.parametrize(
