@@ -143,7 +143,13 @@ class Sandbox:
                 "or avoid building huge values."
             ) from exc
         except DuckDBError as exc:
-            raise QueryRefused(first_line(exc)) from exc
+            raise QueryRefused(self._scrub(first_line(exc))) from exc
+
+    def _scrub(self, text: str) -> str:
+        """`text` without the directories of the tables' files (the worker's paths are not the model's to see)."""
+        for folder in {str(t.path.parent) for t in self.tables} | {str(self.temp_dir)}:
+            text = text.replace(folder, "<work>")
+        return text
 
     def close(self) -> None:
         self._conn.close()

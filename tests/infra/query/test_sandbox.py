@@ -139,3 +139,12 @@ def test_rows_stop_at_the_byte_cap(tmp_path: Path, sandbox: Sandbox) -> None:
     found = small.query("SELECT repeat('y', 1000) AS s FROM range(10)", 10)
     assert len(found.rows) == 2 and found.more
     small.close()
+
+
+def test_an_engine_error_shows_no_worker_path(sandbox: Sandbox) -> None:
+    folder = sandbox.tables[0].path.parent
+    for table in sandbox.tables:
+        table.path.write_bytes(b"not parquet")  # the next read fails with DuckDB's message naming the file
+    with pytest.raises(QueryRefused) as caught:
+        sandbox.query("SELECT count(*) FROM orders", 5)
+    assert str(folder) not in caught.value.message and "<work>" in caught.value.message
