@@ -193,6 +193,12 @@ class Settings(BaseSettings):
     job_max_attempts: int = Field(
         2, description="a job past its deadline is retried until this many attempts, then failed"
     )
+    max_task_deliveries: int = Field(
+        3,
+        ge=1,
+        description="a job's task message starts its step at most this many times (the first delivery and the "
+        "redeliveries after its worker died); the next delivery fails the job instead",
+    )
 
     # --- webhooks ------------------------------------------------------------------------------
     webhook_secret: str | None = Field(None, description="master secret the per-tenant signing secrets derive from")

@@ -50,6 +50,7 @@ from workers.job.next import (
     message,
     stored,
 )
+from workers.job.outcomes import give_up_poisoned
 from workers.job.pipeline import job_over
 from workers.job.preload import preload
 from workers.job.runtime import Runtime
@@ -86,7 +87,7 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
             retry_backoff=True,
             retry_backoff_max=30,
             max_retries=8,
-        )(quiet_when_over(rt.jobs, task, executor.task(task)))
+        )(quiet_when_over(rt.jobs, task, refuse_poison(celery, rt, task, executor.task(task))))
     register_webhook(celery, rt)
     register_preload(celery, rt)
 
@@ -130,6 +131,39 @@ def deliver_webhook_attempt(celery: Celery, rt: Runtime, job_id: str, attempt: i
     if delay is not None:  # whole seconds: RabbitMQ's native delayed delivery counts no finer
         countdown = max(1, math.ceil(delay))
         celery.send_task(WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=countdown, ignore_result=True)
+
+
+def step_name(task: str) -> str:
+    """How an error names a step's task (`toolout.map_chunk` → `map chunk`)."""
+    return task.removeprefix("toolout.").replace("_", " ")
+
+
+def delivery(celery: Celery) -> str | None:
+    """The task message this pool thread runs, as `JobStore.count_delivery` counts it: its id (a redelivery
+    carries the same) and its retry number (a Celery retry is a new message under the same id, not a death)."""
+    task = celery.current_task
+    return None if task is None else f"{task.request.id}:{task.request.retries or 0}"
+
+
+def refuse_poison(celery: Celery, rt: Runtime, name: str, step: Callable[..., None]) -> Callable[..., None]:
+    """`step`, unless this task message already started it `max_task_deliveries` times: the poison-task guard.
+
+    With `acks_late` a message whose worker dies is handed out again (RabbitMQ when the connection drops,
+    Redis after the visibility timeout), so a step that kills its worker would kill every worker in turn,
+    for ever. Each start is counted on the job before the step runs; the delivery past the limit fails the
+    job naming the step (`outcomes.give_up_poisoned`) and is acked, so the message ends there.
+    """
+
+    @functools.wraps(step)
+    def run(job_id: str, *args: Any) -> None:
+        this = delivery(celery)
+        started = 0 if this is None else rt.jobs.count_delivery(job_id, this)
+        if started > rt.settings.max_task_deliveries:
+            give_up_poisoned(rt, job_id, step_name(name), started - 1)
+            return
+        step(job_id, *args)
+
+    return run
 
 
 def quiet_when_over(jobs: JobStore, name: str, step: Callable[..., None]) -> Callable[..., None]:

@@ -127,6 +127,14 @@ class JobStore(Protocol):
 
     def task_ids(self, job_id: str) -> list[str]: ...
 
+    def count_delivery(self, job_id: str, delivery: str) -> int:
+        """Count one start of a task message of the job (`delivery`: its task id and retry number), kept as long
+        as the job: how many times it started, this one included (0: no such job, nothing counted).
+
+        A message the broker hands out again after its worker died counts again, so a step that kills every
+        worker that runs it is seen (`workers.celery.tasks.refuse_poison`) however many workers there are."""
+        ...
+
     def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:
         """True for the one caller that takes this tick's lock (it expires after `seconds`, never released)."""
         ...

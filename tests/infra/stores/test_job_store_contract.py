@@ -331,6 +331,17 @@ def test_task_ids_are_remembered_per_job(jobs: JobStore) -> None:
     assert jobs.task_ids("j1") == []
 
 
+def test_each_start_of_a_task_message_is_counted_per_job_and_deleted_with_it(jobs: JobStore) -> None:
+    new_job(jobs)
+    assert [jobs.count_delivery("j1", "t1:0") for _ in range(3)] == [1, 2, 3]
+    assert jobs.count_delivery("j1", "t1:1") == 1 and jobs.count_delivery("j1", "t2:0") == 1
+    assert jobs.count_delivery("other", "t1:0") == 0, "no job, nothing counted"
+    jobs.delete(["j1"])
+    assert jobs.count_delivery("j1", "t1:0") == 0
+    new_job(jobs)
+    assert jobs.count_delivery("j1", "t1:0") == 1, "a job made again under the id starts from nothing"
+
+
 def test_one_owner_per_watchdog_tick_until_it_expires(jobs: JobStore, clock: Clock) -> None:
     assert jobs.claim_watchdog_tick("a", 5) and not jobs.claim_watchdog_tick("b", 5)
     clock.advance(5.1)
