@@ -105,8 +105,9 @@ def job_fanin(job_id: str) -> str:
 
 
 def job_deliveries(job_id: str) -> str:
-    """Hash: `<task id>:<retry>` → how many times that task message started its step (`JobStore.count_delivery`):
-    a message whose deliveries keep killing their worker is refused after `max_task_deliveries`."""
+    """Hash: `<task id>:<retry>` → how many starts of that task message's step did not end (`JobStore.task_started`):
+    the worker died under them. A message whose deliveries keep killing their worker is refused after
+    `max_task_deliveries`."""
     return f"{PREFIX}:{{{job_id}}}:deliveries"
 
 

@@ -139,29 +139,39 @@ def step_name(task: str) -> str:
 
 
 def delivery(celery: Celery) -> str | None:
-    """The task message this pool thread runs, as `JobStore.count_delivery` counts it: its id (a redelivery
+    """The task message this pool thread runs, as `JobStore.task_started` counts it: its id (a redelivery
     carries the same) and its retry number (a Celery retry is a new message under the same id, not a death)."""
     task = celery.current_task
     return None if task is None else f"{task.request.id}:{task.request.retries or 0}"
 
 
 def refuse_poison(celery: Celery, rt: Runtime, name: str, step: Callable[..., None]) -> Callable[..., None]:
-    """`step`, unless this task message already started it `max_task_deliveries` times: the poison-task guard.
+    """`step`, unless its worker already died under this task message `max_task_deliveries` times: the
+    poison-task guard.
 
     With `acks_late` a message whose worker dies is handed out again (RabbitMQ when the connection drops,
     Redis after the visibility timeout), so a step that kills its worker would kill every worker in turn,
-    for ever. Each start is counted on the job before the step runs; the delivery past the limit fails the
-    job naming the step (`outcomes.give_up_poisoned`) and is acked, so the message ends there.
+    for ever. Each start is counted on the job before the step runs and uncounted when it returns or raises,
+    so what stays counted are the starts its worker died under (not a start that ended but whose ack died
+    with the worker: the thread pool dies whole, other threads' messages with it). The delivery past the
+    limit fails the job naming the step (`outcomes.give_up_poisoned`) and is acked: the message ends there.
+    Two Redis round trips per task (`JobStore.task_started`, `task_ended`).
     """
 
     @functools.wraps(step)
     def run(job_id: str, *args: Any) -> None:
         this = delivery(celery)
-        started = 0 if this is None else rt.jobs.count_delivery(job_id, this)
+        if this is None:
+            step(job_id, *args)
+            return
+        started = rt.jobs.task_started(job_id, this)
         if started > rt.settings.max_task_deliveries:
             give_up_poisoned(rt, job_id, step_name(name), started - 1)
             return
-        step(job_id, *args)
+        try:
+            step(job_id, *args)
+        finally:
+            rt.jobs.task_ended(job_id, this)
 
     return run
 

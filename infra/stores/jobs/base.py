@@ -127,12 +127,19 @@ class JobStore(Protocol):
 
     def task_ids(self, job_id: str) -> list[str]: ...
 
-    def count_delivery(self, job_id: str, delivery: str) -> int:
-        """Count one start of a task message of the job (`delivery`: its task id and retry number), kept as long
-        as the job: how many times it started, this one included (0: no such job, nothing counted).
+    def task_started(self, job_id: str, delivery: str) -> int:
+        """A task message of the job (`delivery`: its task id and retry number) starts its step: how many of its
+        starts have not ended, this one included (0: no such job, nothing counted). Kept as long as the job.
 
-        A message the broker hands out again after its worker died counts again, so a step that kills every
-        worker that runs it is seen (`workers.celery.tasks.refuse_poison`) however many workers there are."""
+        `task_ended` undoes the count of a start whose step returned or raised, so what stays counted are the
+        starts under which the worker died: a message the broker hands out again after its worker died counts
+        one more, and a step that kills every worker that runs it is seen however many workers there are
+        (`workers.celery.tasks.refuse_poison`). A start that ended but whose ack was lost with its worker (a
+        thread pool dies whole) is no death."""
+        ...
+
+    def task_ended(self, job_id: str, delivery: str) -> None:
+        """The step `task_started` counted returned or raised: its start is not counted any more."""
         ...
 
     def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:

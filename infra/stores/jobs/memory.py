@@ -149,12 +149,18 @@ class MemoryJobStore(JobStore):
             job = self._job(job_id)
             return sorted(job.task_ids) if job is not None else []
 
-    def count_delivery(self, job_id: str, delivery: str) -> int:
+    def task_started(self, job_id: str, delivery: str) -> int:
+        return self._count_start(job_id, delivery, 1)
+
+    def task_ended(self, job_id: str, delivery: str) -> None:
+        self._count_start(job_id, delivery, -1)
+
+    def _count_start(self, job_id: str, delivery: str, delta: int) -> int:
         with self._lock:
             job = self._job(job_id)
             if job is None:
                 return 0
-            job.deliveries[delivery] = job.deliveries.get(delivery, 0) + 1
+            job.deliveries[delivery] = job.deliveries.get(delivery, 0) + delta
             return job.deliveries[delivery]
 
     def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:

@@ -1,8 +1,11 @@
-"""The poison-task guard: a task message that started its step `max_task_deliveries` times is not run again."""
+"""The poison-task guard: a message whose worker died under its step `max_task_deliveries` times is not run again."""
 
 from __future__ import annotations
 
+import contextlib
 from types import SimpleNamespace
+
+import pytest
 
 from extraction.testing import ScriptedLLM
 from infra.stores.jobs import JobStatus
@@ -15,36 +18,69 @@ def celery_running(task_id: str, retries: int = 0) -> SimpleNamespace:
     return SimpleNamespace(current_task=SimpleNamespace(request=SimpleNamespace(id=task_id, retries=retries)))
 
 
-def test_the_delivery_after_the_limit_fails_the_job_naming_the_step(make_runtime) -> None:
-    rt = make_runtime(ScriptedLLM(lambda *_: None), max_task_deliveries=3)
-    job = submit(rt, store_output(rt, b"x" * 100), "anything", mode="query")
+@pytest.fixture()
+def rt(make_runtime):
+    return make_runtime(ScriptedLLM(lambda *_: None), max_task_deliveries=3)
+
+
+def a_job(rt) -> str:
+    return submit(rt, store_output(rt, b"x" * 100), "anything", mode="query").id
+
+
+def test_after_three_deaths_the_next_delivery_fails_the_job_naming_the_step(rt) -> None:
+    job_id = a_job(rt)
+    for _ in range(3):  # three deliveries started the step and never ended: their worker died
+        rt.jobs.task_started(job_id, "t1:0")
     runs: list[str] = []
-    guarded = refuse_poison(celery_running("t1"), rt, "toolout.query", lambda job_id: runs.append(job_id))
-    for _ in range(4):
-        guarded(job.id)
-    assert runs == [job.id] * 3, "three starts ran the step, the fourth did not"
-    done = rt.jobs.get(job.id)
+    refuse_poison(celery_running("t1"), rt, "toolout.query", runs.append)(job_id)
+    assert runs == []
+    done = rt.jobs.get(job_id)
     assert done.status is JobStatus.FAILED
-    assert done.error == (
-        "the query step was started 3 times and each time its worker died before it ended; not retried"
-    )
+    assert done.error == "the query step was started 3 times and each time its worker died before it ended; not retried"
     assert "the query step was started 3 times" in done.result
 
 
-def test_a_celery_retry_and_another_message_count_on_their_own(make_runtime) -> None:
+def test_two_deaths_leave_the_third_delivery_its_run(rt) -> None:
+    job_id = a_job(rt)
+    for _ in range(2):
+        rt.jobs.task_started(job_id, "t1:0")
+    runs: list[str] = []
+    refuse_poison(celery_running("t1"), rt, "toolout.query", runs.append)(job_id)
+    assert runs == [job_id] and rt.jobs.get(job_id).status is not JobStatus.FAILED
+
+
+def test_a_step_that_returns_or_raises_is_no_death_however_often_it_is_delivered(rt) -> None:
+    """A start that ended but whose ack died with its worker (another thread's step killed it) is delivered again."""
+    job_id = a_job(rt)
+    runs: list[str] = []
+
+    def flaky(job: str) -> None:
+        runs.append(job)
+        if len(runs) % 2:
+            raise ValueError("a bug, not a death")
+
+    guarded = refuse_poison(celery_running("t1"), rt, "toolout.start_extraction", flaky)
+    for _ in range(6):
+        with contextlib.suppress(ValueError):
+            guarded(job_id)
+    assert len(runs) == 6 and rt.jobs.get(job_id).status is not JobStatus.FAILED
+
+
+def test_a_celery_retry_and_another_message_count_on_their_own(rt) -> None:
     """A retry (an outage, `autoretry_for`) is a new message under the same id: no worker died for it."""
-    rt = make_runtime(ScriptedLLM(lambda *_: None), max_task_deliveries=1)
-    job = submit(rt, store_output(rt, b"x" * 100), "anything", mode="query")
-    runs: list[str] = []
-    for celery in (celery_running("t1"), celery_running("t1", retries=1), celery_running("t2")):
-        refuse_poison(celery, rt, "toolout.map_chunk", lambda job_id, *_: runs.append(job_id))(job.id, 0, 0, 10)
-    assert len(runs) == 3 and rt.jobs.get(job.id).status is not JobStatus.FAILED
-
-
-def test_outside_a_celery_task_nothing_is_counted(make_runtime) -> None:
-    rt = make_runtime(ScriptedLLM(lambda *_: None), max_task_deliveries=1)
-    job = submit(rt, store_output(rt, b"x" * 100), "anything")
-    runs: list[str] = []
+    job_id = a_job(rt)
     for _ in range(3):
-        refuse_poison(SimpleNamespace(current_task=None), rt, "toolout.start_extraction", runs.append)(job.id)
-    assert len(runs) == 3
+        rt.jobs.task_started(job_id, "t1:0")
+    runs: list[str] = []
+    for celery in (celery_running("t1", retries=1), celery_running("t2")):
+        refuse_poison(celery, rt, "toolout.map_chunk", lambda job, *_: runs.append(job))(job_id, 0, 0, 10)
+    assert len(runs) == 2 and rt.jobs.get(job_id).status is not JobStatus.FAILED
+
+
+def test_outside_a_celery_task_nothing_is_counted(rt) -> None:
+    job_id = a_job(rt)
+    for _ in range(3):
+        rt.jobs.task_started(job_id, "t1:0")
+    runs: list[str] = []
+    refuse_poison(SimpleNamespace(current_task=None), rt, "toolout.start_extraction", runs.append)(job_id)
+    assert runs == [job_id]
