@@ -83,12 +83,18 @@ def _open(rt: Runtime, live: pipeline.LiveJob) -> Opened:
     return opened
 
 
+def kept_sql(sql: str) -> str:
+    """The SQL as kept on the job: cut, and a lone surrogate (a model may send `\\ud800`) written as its escape,
+    since the job is served as UTF-8 JSON (the API could not serialize the job: every poll of it was a 500)."""
+    return sql[:MAX_KEPT_SQL_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _ask(rt: Runtime, live: pipeline.LiveJob, opened: Opened) -> None:
     job_id = live.job.id
     ran: list[str] = []
 
     def keep(sql: str) -> None:
-        ran.append(sql[:MAX_KEPT_SQL_CHARS])
+        ran.append(kept_sql(sql))
         rt.jobs.update(job_id, queries=ran)
 
     raw = raw_tools(rt, live)

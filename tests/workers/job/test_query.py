@@ -212,3 +212,10 @@ def test_an_outage_opening_the_tables_is_not_a_fallback(make_runtime, monkeypatc
     with pytest.raises(BackendUnavailable):
         run_query(rt, job.id)
     assert rt.jobs.get(job.id).fallback_reason is None
+
+
+def test_sql_with_a_lone_surrogate_is_kept_as_its_escape() -> None:
+    from workers.job.query import kept_sql
+
+    assert kept_sql("SELECT '\ud800'") == "SELECT '\\ud800'"
+    assert kept_sql("SELECT 'é'") == "SELECT 'é'" and len(kept_sql("x" * 5000)) == 2000
