@@ -1,13 +1,22 @@
-"""What the child process costs a query: `python -m tests.infra.query.measure_child` prints it.
+"""What the query child process costs a query, against DuckDB in this process, in one run.
 
-Kept beside the tests (one of them runs it small and holds it under 50 ms) so the bench can move it.
+    python -m bench.micro.query_child [--queries 200] [--bound-ms 50] [--rss]
+
+Loads a small output (2,000 rows) as tables, then runs the same GROUP BY `--queries` times on a `Sandbox` in
+this process and on a warm `ChildSandbox` (every query a round trip to `python -m infra.query.child`): the
+median milliseconds of each, their difference (the child's cost per query) and what opening a sandbox on the
+warm spare child costs. `--rss` also prints the child's and this process's peak RSS for two huge-value queries.
+
+Exit status 1 when the per-query overhead is over `--bound-ms` (issue 28: under 50 ms on a warm child).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import resource
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -74,7 +83,26 @@ def peak_rss(sql: str) -> dict[str, float | str]:
     return {"child_mb": box.peak_rss_kib / 1024, "caller_mb": caller, "seconds": seconds, "said": said}
 
 
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=200, help="queries timed on each sandbox")
+    parser.add_argument("--bound-ms", type=float, default=50.0, help="the child's per-query overhead target")
+    parser.add_argument("--rss", action="store_true", help="also the peak RSS of two huge-value queries")
+    args = parser.parse_args(argv)
+    measured = measure_overhead(args.queries)
+    ok = measured["overhead_ms"] < args.bound_ms
+    print(f"query child, {args.queries} queries each (median ms per query)")
+    print(f"  in process        {measured['in_process_ms']:8.2f}")
+    print(f"  warm child        {measured['child_ms']:8.2f}")
+    print(
+        f"  overhead          {measured['overhead_ms']:8.2f}   target < {args.bound_ms:g}   {'PASS' if ok else 'MISS'}"
+    )
+    print(f"  open on a spare   {measured['open_on_spare_ms']:8.2f}")
+    if args.rss:
+        for sql in ("SELECT repeat('x', 20000000) AS s FROM range(51)", "SELECT length(repeat('x', 2000000000))"):
+            print(sql, peak_rss(sql))
+    return 0 if ok else 1
+
+
 if __name__ == "__main__":
-    print(measure_overhead())
-    for sql in ("SELECT repeat('x', 20000000) AS s FROM range(51)", "SELECT length(repeat('x', 2000000000))"):
-        print(sql, peak_rss(sql))
+    sys.exit(main())
