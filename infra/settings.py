@@ -195,9 +195,9 @@ class Settings(BaseSettings):
     )
     max_task_deliveries: int = Field(
         3,
-        ge=1,
-        description="a job's task message starts its step at most this many times (the first delivery and the "
-        "redeliveries after its worker died); the next delivery fails the job instead",
+        ge=2,
+        description="a job's task message is delivered at most this many times: each delivery before the last runs "
+        "its step (redelivered when its worker died), the last one fails the job naming the step instead",
     )
 
     # --- webhooks ------------------------------------------------------------------------------

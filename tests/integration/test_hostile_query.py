@@ -12,6 +12,7 @@ questions each, the second within 30 s of the first.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -36,6 +37,7 @@ OTHER_MARKER = f"other-output-{uuid.uuid4().hex[:12]}"
 ROWS = 3000
 RSS_BOUND_MB = 1536
 PER_JOB = 6
+WAVE = 12  # jobs in flight at once: under the tenant's cap of live jobs (16)
 
 
 def ours(sql: str) -> str:
@@ -44,20 +46,20 @@ def ours(sql: str) -> str:
 
 
 def cases(other_output: Path) -> list[str]:
-    """A spread of the adversarial suite: file and URL reads, settings and catalog reads, shadowing CTEs,
+    """Every query of the adversarial suite: file and URL reads, settings and catalog reads, shadowing CTEs,
     statements, several statements, odd text (surrogates, NUL, long SQL, deep expressions), huge values,
-    another output's tables and files."""
+    another output's tables and files; and reads of this stack's own other output and planted variable."""
     picked = [
-        *suite.FILE_READS[::7],
-        *suite.URL_READS[::5],
-        *[f"SELECT {s}" for s in suite.SCALARS[::2]],
-        *[f"SELECT * FROM {f}" for f in suite.CATALOG_FUNCTIONS[::6]],
-        *[f"SELECT * FROM {t}" for t in suite.CATALOG_TABLES[::5]],
-        *suite.SHADOWING[::8],
-        *suite.STATEMENTS[::7],
-        *suite.SEVERAL[::3],
+        *suite.FILE_READS,
+        *suite.URL_READS,
+        *[f"SELECT {s}" for s in suite.SCALARS],
+        *[f"SELECT * FROM {f}" for f in suite.CATALOG_FUNCTIONS],
+        *[f"SELECT * FROM {t}" for t in suite.CATALOG_TABLES],
+        *suite.SHADOWING,
+        *suite.STATEMENTS,
+        *suite.SEVERAL,
         *suite.TEXT,
-        *suite.HUGE[::3],
+        *suite.HUGE,
         *suite.OTHER_OUTPUT,
         "SELECT getenv('HOSTILE_PLANTED')",
         f"SELECT * FROM read_json('{other_output}')",
@@ -110,6 +112,15 @@ def store_json(client: Any, session: str, data: Any, tool: str) -> dict[str, Any
     return dict(client.store(session, json.dumps(data).encode(), tool_name=tool, content_type="application/json"))
 
 
+def without_what_the_model_wrote(text: str, sqls: list[str]) -> str:
+    """A refusal may quote the statement it refuses ("unknown table '/root/.ssh/id_rsa'"): the model wrote that
+    path itself, so it is no leak. Every string literal of the cases is cut out before looking for leaks."""
+    literals = sorted({lit for sql in sqls for lit in re.findall(r"'([^']{4,})'", sql)}, key=len, reverse=True)
+    for literal in literals:
+        text = text.replace(literal, "<what the model wrote>")
+    return text
+
+
 def test_hostile_sql_on_the_service_stays_inside_the_output(hostile_stack) -> None:
     stack, model = hostile_stack
     worker = stack.service("hostile-worker")
@@ -124,8 +135,11 @@ def test_hostile_sql_on_the_service_stays_inside_the_output(hostile_stack) -> No
         model.batches[:] = [sqls[i : i + PER_JOB] for i in range(0, len(sqls), PER_JOB)]
         meta = store_json(client, session, rows, "orders.list")
         started = time.monotonic()
-        ids = [client.submit(meta["handle"], f"hostile batch {n}", "query")["id"] for n in range(len(model.batches))]
-        jobs = [client.wait(job_id, timeout=300) for job_id in ids]
+        jobs = []
+        for wave in range(0, len(model.batches), WAVE):
+            batches = range(wave, min(wave + WAVE, len(model.batches)))
+            ids = [client.submit(meta["handle"], f"hostile batch {n}", "query")["id"] for n in batches]
+            jobs += [client.wait(job_id, timeout=300) for job_id in ids]
         hostile_seconds = time.monotonic() - started
         benign = client.wait(client.submit(meta["handle"], "how many rows are there", "query")["id"], timeout=120)
     assert all(job["status"] == "succeeded" and job["mode_used"] == "query" for job in jobs), [
@@ -133,9 +147,9 @@ def test_hostile_sql_on_the_service_stays_inside_the_output(hostile_stack) -> No
     ]
     ran = {sql for job in jobs for sql in job["queries"]}
     missing = {sql for sql in sqls if kept_sql(sql) not in ran}
-    assert len(sqls) >= 30 and missing <= {"", "   ", ";"}, missing  # a blank call is refused before it runs
-    forbidden = [str(stack.log_dir.parent), "/root", "secret_directory", PLANTED, OTHER_MARKER]
-    echoed = [text.replace(str(other_path), "<the path the model wrote>") for text in model.seen]
+    assert len(sqls) >= 250 and missing <= {"", "   ", ";"}, missing  # a blank call is refused before it runs
+    forbidden = [str(stack.log_dir.parent), "/root", "secret_directory", "root:x:0:0", PLANTED, OTHER_MARKER]
+    echoed = [without_what_the_model_wrote(text, sqls) for text in model.seen]
     leaks = [(word, text[:300]) for text in echoed for word in forbidden if word in text]
     assert not leaks, leaks
     assert benign["status"] == "succeeded" and f"\n{ROWS}" in benign["result"], benign["result"]

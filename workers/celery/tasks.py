@@ -138,35 +138,40 @@ def step_name(task: str) -> str:
     return task.removeprefix("toolout.").replace("_", " ")
 
 
-def delivery(celery: Celery) -> str | None:
-    """The task message this pool thread runs, as `JobStore.task_started` counts it: its id (a redelivery
-    carries the same) and its retry number (a Celery retry is a new message under the same id, not a death)."""
+def redelivery(celery: Celery) -> str | None:
+    """The task message this pool thread runs, if the broker hands it out again (its first delivery's worker
+    died holding it; None for a first delivery): its id and its retry number, as `JobStore.task_started`
+    counts it (a Celery retry is a new message under the same id, not a death)."""
     task = celery.current_task
-    return None if task is None else f"{task.request.id}:{task.request.retries or 0}"
+    if task is None or not (task.request.delivery_info or {}).get("redelivered"):
+        return None
+    return f"{task.request.id}:{task.request.retries or 0}"
 
 
 def refuse_poison(celery: Celery, rt: Runtime, name: str, step: Callable[..., None]) -> Callable[..., None]:
-    """`step`, unless its worker already died under this task message `max_task_deliveries` times: the
-    poison-task guard.
+    """`step`, unless this is the `max_task_deliveries`-th delivery of its task message (every one before it
+    killed its worker): the poison-task guard.
 
     With `acks_late` a message whose worker dies is handed out again (RabbitMQ when the connection drops,
     Redis after the visibility timeout), so a step that kills its worker would kill every worker in turn,
-    for ever. Each start is counted on the job before the step runs and uncounted when it returns or raises,
-    so what stays counted are the starts its worker died under (not a start that ended but whose ack died
-    with the worker: the thread pool dies whole, other threads' messages with it). The delivery past the
-    limit fails the job naming the step (`outcomes.give_up_poisoned`) and is acked: the message ends there.
-    Two Redis round trips per task (`JobStore.task_started`, `task_ended`).
+    for ever. A first delivery runs as it is: it costs nothing. A redelivered one is counted on the job before
+    its step runs and uncounted when the step returns or raises, so what stays counted are the starts its
+    worker died under (not a start that ended but whose ack died with the worker: the thread pool dies whole,
+    other threads' messages with it). The first delivery died too, or the message would not be back. The
+    `max_task_deliveries`-th delivery (3: the step ran twice and its worker died twice) does not run the step:
+    the job fails naming the step (`outcomes.give_up_poisoned`) and the message is acked, so it is never
+    delivered again. Two Redis round trips per redelivered task (`JobStore.task_started`, `task_ended`).
     """
 
     @functools.wraps(step)
     def run(job_id: str, *args: Any) -> None:
-        this = delivery(celery)
+        this = redelivery(celery)
         if this is None:
             step(job_id, *args)
             return
-        started = rt.jobs.task_started(job_id, this)
-        if started > rt.settings.max_task_deliveries:
-            give_up_poisoned(rt, job_id, step_name(name), started - 1)
+        died = rt.jobs.task_started(job_id, this)  # the redelivered starts before this one, and the first delivery
+        if died + 1 >= rt.settings.max_task_deliveries:  # this is the last delivery it gets: it ends the job
+            give_up_poisoned(rt, job_id, step_name(name), died)
             return
         try:
             step(job_id, *args)
