@@ -10,7 +10,7 @@ repetitions to check that everything still runs (about 6 minutes, most of it the
 ratios are noisier and not the numbers to quote. `--list` prints each bench's name and module.
 `--redis-url` goes to every bench that takes one (each flushes that database: never one with data).
 
-Exit status: 0 when every bench exited 0; otherwise 1 (grep, index_walk, service, variables, fanout and
+Exit status: 0 when every bench exited 0; otherwise 1 (grep, query_child, index_walk, service, variables, fanout and
 capacity exit 1 when a target is missed — stats prints its MISS lines but exits 0 —, quality when the
 query strategy gets an exact answer wrong; any bench exits non-zero when it crashes — its output above
 says which).
@@ -50,6 +50,7 @@ class Bench:
 BENCHES = {
     "stats": Bench("bench.micro.stats", ("--mb", "20", "--stream-mb", "200", "--repeat", "1")),
     "grep": Bench("bench.micro.grep", ("--mb", "20", "--runs", "2", "--path", str(QUICK_GREP_LOG))),
+    "query_child": Bench("bench.micro.query_child", ("--queries", "30")),
     "index_walk": Bench("bench.micro.index_walk", ("--jobs", "10000"), redis=True),
     "service": Bench("bench.service.end_to_end", ("--runs", "3", "--upload-mb", "30", "--log-mb", "20"), True),
     "variables": Bench("bench.service.variables", ("--mb", "20", "--runs", "1", "--small", "100"), True),

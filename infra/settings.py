@@ -152,6 +152,18 @@ class Settings(BaseSettings):
     query_temp_dir: str | None = Field(None, description="where loads and queries spill; None: the system temp dir")
     query_max_temp_mb: int = Field(8192, ge=16, description="spill space one connection may use")
     query_statement_timeout_seconds: float = Field(10.0, gt=0, description="a model's SQL is interrupted after this")
+    query_max_sql_chars: int = Field(8000, ge=100, description="a model's SQL longer than this is refused unparsed")
+    query_max_cell_chars: int = Field(
+        1000, ge=50, description="a result value is cut to this many characters in DuckDB"
+    )
+    query_max_result_bytes: int = Field(262144, ge=1024, description="one Query result's values stop at this size")
+    query_load_timeout_seconds: float = Field(600.0, gt=0, description="a load taking longer is stopped (not loadable)")
+    query_process_memory_mb: int = Field(
+        2048, ge=256, description="address space a query/load child process may add (RLIMIT_AS); passed: killed"
+    )
+    query_process_cpu_seconds: float = Field(
+        60.0, gt=0, description="CPU seconds one query or load may use in its child process (RLIMIT_CPU)"
+    )
     query_max_rows: int = Field(50, ge=1, description="rows one Query result shows at most")
     query_max_result_tokens: int = Field(3000, ge=200, description="tokens one Query or Schema result takes at most")
     query_preload: bool = Field(
@@ -180,6 +192,12 @@ class Settings(BaseSettings):
     watchdog_interval_seconds: float = 15.0
     job_max_attempts: int = Field(
         2, description="a job past its deadline is retried until this many attempts, then failed"
+    )
+    max_task_deliveries: int = Field(
+        3,
+        ge=2,
+        description="a job's task message is delivered at most this many times: each delivery before the last runs "
+        "its step (redelivered when its worker died), the last one fails the job naming the step instead",
     )
 
     # --- webhooks ------------------------------------------------------------------------------

@@ -52,6 +52,8 @@ SERVER_FIXTURES = {
         "multihost_stack",
         "sentinel_stack",
         "cluster_stack",
+        "poison_stack",
+        "hostile_stack",
     },
     # runs Celery workers as processes: what CI's RabbitMQ leg runs again (`make test-rabbitmq`)
     "celery": {
@@ -62,6 +64,8 @@ SERVER_FIXTURES = {
         "faults_stack",
         "model_faults_stack",
         "cluster_stack",
+        "poison_stack",
+        "hostile_stack",
     },
 }
 

@@ -1,6 +1,9 @@
 """The read-grep sub-agent's tool loop, independent of where the file lives or which model answers.
 
-The loop only succeeds with a real final report carrying this job's nonce. Hitting a bound
+The loop only succeeds with a real final report carrying this job's nonce. A tool that raises
+anything is a tool error the model reads (a `ToolOutError` with its message; any other exception by
+its type only, logged with its traceback — its text may hold paths or settings), so no tool can fail
+the job; only the task's soft time limit passes through, to end the task as Celery means it to. Hitting a bound
 (turns, tokens), the model stopping without the wrapper, a model call that fails (an
 `ExtractionError` from the LLM), or a cancel all end as a failure with its reason — the caller
 then falls back to truncate.
@@ -9,6 +12,7 @@ then falls back to truncate.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +20,11 @@ from typing import Any
 from extraction.errors import ExtractionError, ToolOutError
 from extraction.protocols import LLM, Message, ToolCall, Usage
 from extraction.texts.report import FinalReport, parse_final_report
+
+log = logging.getLogger("toolout.agent")
+
+PASS_THROUGH = frozenset({"SoftTimeLimitExceeded", "TimeLimitExceeded"})
+"""Exceptions (by class name: extraction does not import Celery) that end the task, not the tool call."""
 
 ToolExecutor = Callable[[str, dict[str, Any]], str]
 """Runs one tool call (name, parsed arguments) and returns the text the model sees; raises ToolOutError on misuse."""
@@ -108,6 +117,11 @@ class _Loop:
             return f"Error: invalid arguments for {call.name}: {exc}"
         except ToolOutError as exc:
             return f"Error: {exc.message}"
+        except Exception as exc:
+            if type(exc).__name__ in PASS_THROUGH:
+                raise
+            log.warning("tool %s raised %s", call.name, type(exc).__name__, exc_info=True)
+            return f"Error: {call.name} failed ({type(exc).__name__}); try a different, simpler call."
 
 
 def assistant_tool_message(content: str | None, calls: list[ToolCall]) -> Message:

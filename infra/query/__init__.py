@@ -4,8 +4,9 @@ DuckDB lives here only (a server extra); the pure parts (tool definitions, promp
 rendered) are in `extraction/`. `open_tables` is the entry point; `QueryTables` what tools use.
 """
 
+from infra.query.checking import QueryRefused
 from infra.query.engine import EngineLimits, LoadFailed
-from infra.query.sandbox import QueryRefused, Rows, Sandbox, TableFile
+from infra.query.sandbox import Rows, Sandbox, TableFile
 from infra.query.store import Opened, QueryTables, open_tables, preload_tables, query_prefix
 
 __all__ = [

@@ -7,12 +7,16 @@ a big document nor a model's query can take a worker's memory or reach for the n
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from extraction.errors import ExtractionError
+from infra.settings import Settings
 
 DuckDBError = duckdb.Error
 
@@ -25,6 +29,34 @@ class EngineLimits:
     threads: int = 1
     max_temp_mb: int = 8192
     statement_timeout_seconds: float = 10.0
+    max_sql_chars: int = 8000
+    """A longer SQL text is refused before it is parsed (1 MB of SQL parsed for 23 s)."""
+    max_cell_chars: int = 1000
+    """A value of unbounded size (text, list, struct) is cut to this many characters inside DuckDB."""
+    max_result_bytes: int = 256 * 1024
+    """Rows stop once their values add up to this many characters, whatever `max_rows` says."""
+    load_timeout_seconds: float = 600.0
+    """A load (document to Parquet) that runs longer is stopped: the output does not load."""
+    process_memory_mb: int = 2048
+    """The child process's address space (RLIMIT_AS) beyond what it had when it started."""
+    process_cpu_seconds: float = 60.0
+    """CPU seconds one query or load may take in the child (RLIMIT_CPU) before it is killed."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> EngineLimits:
+        """The `query_*` settings as limits (what `workers.query.engine_limits` should return)."""
+        return cls(
+            memory_limit_mb=settings.query_memory_limit_mb,
+            threads=settings.query_threads,
+            max_temp_mb=settings.query_max_temp_mb,
+            statement_timeout_seconds=settings.query_statement_timeout_seconds,
+            max_sql_chars=settings.query_max_sql_chars,
+            max_cell_chars=settings.query_max_cell_chars,
+            max_result_bytes=settings.query_max_result_bytes,
+            load_timeout_seconds=settings.query_load_timeout_seconds,
+            process_memory_mb=settings.query_process_memory_mb,
+            process_cpu_seconds=settings.query_process_cpu_seconds,
+        )
 
 
 class LoadFailed(ExtractionError):
@@ -64,3 +96,24 @@ def ident(name: str) -> str:
 def literal(text: str) -> str:
     """`text` as a SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
+
+
+@contextmanager
+def interrupted_after(conn: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[None]:
+    """Interrupt `conn` from `seconds` on, again every 50 ms until the block ends: an interrupt reaches
+    only the statement running at that moment (not a bind, not Python between statements)."""
+    done = threading.Event()
+
+    def run() -> None:
+        if done.wait(seconds):
+            return
+        while not done.is_set():
+            conn.interrupt()
+            done.wait(0.05)
+
+    thread = threading.Thread(target=run, name="toolout-query-timer", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()

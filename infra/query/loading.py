@@ -9,10 +9,18 @@ stay LIST (`UNNEST` works). Nothing is parsed in Python: NDJSON, CSV and arrays 
 file to Parquet (`COPY (SELECT …) TO`), spilling to the connection's temp directory, so a 1 GB
 NDJSON loads within `memory_limit`. A JSON *object* is read as one row first (DuckDB cannot split
 one value), which is fine for API responses and bounded by the memory limit for anything else.
+
+The document is untrusted, so a load either gives tables every question can open or raises
+`LoadFailed` (whatever went wrong): names are unique ignoring case (`{"root": […], "total": 5}`
+gives `root` and `root_2`; `{"a.b": …, "a": {"b": …}}` gives `a.b` and `a.b_2`), each such name and
+each column DuckDB renamed is explained in a note the Schema shows, a document whose keys repeat is
+rewritten once (`infra.query.normalizing`), and the load is interrupted after `load_timeout_seconds`.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +29,22 @@ from typing import cast
 import duckdb
 
 from extraction.documents.structured import StructuredKind
-from infra.query.engine import DuckDBError, EngineLimits, LoadFailed, connect, first_line, ident, literal
+from infra.query.engine import (
+    DuckDBError,
+    EngineLimits,
+    LoadFailed,
+    connect,
+    first_line,
+    ident,
+    interrupted_after,
+    literal,
+)
+from infra.query.normalizing import rewrite
 
 TOP_TABLE = "records"
 ROOT_TABLE = "root"
+_RENAMED_COLUMN = re.compile(r"^(.+)_\d+$")
+_REWRITE_WHEN = ("duplicate key", "duplicate name")
 
 
 @dataclass(frozen=True)
@@ -33,79 +53,177 @@ class LoadedTable:
     file: str
     """The Parquet file's name inside the load directory (`t0.parquet`, …)."""
     rows: int
+    note: str = ""
+    """How the name or a column was made, when it is not what the document says (the Schema shows it)."""
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """One table to write: its unique name, the rows' SELECT, where it comes from."""
+
+    name: str
+    select: str
+    note: str = ""
 
 
 def load_tables(source: Path, kind: StructuredKind, out_dir: Path, limits: EngineLimits) -> list[LoadedTable]:
-    """Write `source` as Parquet tables into `out_dir`; `LoadFailed` when it is not what `kind` says."""
+    """Write `source` as Parquet tables into `out_dir`; `LoadFailed` when it does not load, for any reason."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    conn = connect(limits, out_dir / "spill")
     try:
-        return list(_tables(conn, source, kind, out_dir))
+        return _load(source, kind, out_dir, limits, {})
+    except LoadFailed:
+        raise
     except DuckDBError as exc:
-        raise LoadFailed(f"the output does not load as {kind.value}: {first_line(exc)}") from exc
+        if kind in (StructuredKind.CSV, StructuredKind.TSV) or not _rewrite_helps(exc):
+            raise LoadFailed(f"the output does not load as {kind.value}: {_said(exc, out_dir)}") from exc
+        return _load_rewritten(source, kind, out_dir, limits)
+    except Exception as exc:
+        raise LoadFailed(f"the output does not load as {kind.value} ({type(exc).__name__})") from exc
+
+
+def _said(exc: BaseException, work: Path) -> str:
+    """DuckDB's message without the work directory's path (it goes on the job, which the tenant reads)."""
+    return first_line(exc).replace(str(work / "content"), "<output>").replace(str(work), "<work>")
+
+
+def _rewrite_helps(exc: BaseException) -> bool:
+    return any(words in str(exc).lower() for words in _REWRITE_WHEN)
+
+
+def _load_rewritten(source: Path, kind: StructuredKind, out_dir: Path, limits: EngineLimits) -> list[LoadedTable]:
+    rewritten = out_dir / "rewritten.json"
+    try:
+        renamed = rewrite(source, kind, rewritten)
+        return _load(rewritten, kind, out_dir, limits, renamed)
+    except LoadFailed:
+        raise
+    except Exception as exc:
+        raise LoadFailed(f"the output does not load as {kind.value}: {_said(exc, out_dir)}") from exc
+    finally:
+        rewritten.unlink(missing_ok=True)
+
+
+def _load(
+    source: Path, kind: StructuredKind, out: Path, limits: EngineLimits, renamed: dict[str, str]
+) -> list[LoadedTable]:
+    conn = connect(limits, out / "spill")
+    try:
+        with interrupted_after(conn, limits.load_timeout_seconds):
+            return [_copy(conn, plan, out, i, renamed) for i, plan in enumerate(_plans(conn, source, kind))]
+    except duckdb.InterruptException as exc:
+        raise LoadFailed(f"loading took longer than {limits.load_timeout_seconds:g} s and was stopped") from exc
     finally:
         conn.close()
 
 
-def _tables(conn: duckdb.DuckDBPyConnection, source: Path, kind: StructuredKind, out: Path) -> Iterator[LoadedTable]:
+def _plans(conn: duckdb.DuckDBPyConnection, source: Path, kind: StructuredKind) -> Iterator[_Planned]:
     path = literal(str(source))
+    whole = f"sample_size=-1, maximum_object_size={source.stat().st_size + 1}"  # one value may be the whole file
     if kind is StructuredKind.NDJSON:
-        yield _copy(
-            conn, TOP_TABLE, f"SELECT * FROM read_json({path}, format='newline_delimited', sample_size=-1)", out, 0
-        )
+        yield _Planned(TOP_TABLE, f"SELECT * FROM read_json({path}, format='newline_delimited', {whole})")
     elif kind in (StructuredKind.CSV, StructuredKind.TSV):
         delim = "'\\t'" if kind is StructuredKind.TSV else "','"
-        yield _copy(
-            conn, TOP_TABLE, f"SELECT * FROM read_csv({path}, delim={delim}, header=true, sample_size=-1)", out, 0
-        )
+        yield _Planned(TOP_TABLE, f"SELECT * FROM read_csv({path}, delim={delim}, header=true, sample_size=-1)")
     elif _first_char(source) == "[":
-        yield _copy(conn, TOP_TABLE, f"SELECT * FROM read_json({path}, format='array', sample_size=-1)", out, 0)
+        yield _Planned(TOP_TABLE, f"SELECT * FROM read_json({path}, format='array', {whole})")
     else:
-        yield from _object_tables(conn, source, out)
+        yield from _object_plans(conn, source)
 
 
-def _object_tables(conn: duckdb.DuckDBPyConnection, source: Path, out: Path) -> Iterator[LoadedTable]:
+def _object_plans(conn: duckdb.DuckDBPyConnection, source: Path) -> Iterator[_Planned]:
     size = source.stat().st_size + 1
     conn.execute(
         f"CREATE TEMP TABLE __doc AS SELECT * FROM read_json({literal(str(source))}, format='unstructured', "
         f"records=true, sample_size=-1, maximum_object_size={size})"
     )
     doc = conn.table("__doc")
-    arrays = [
-        found for name, typ in zip(doc.columns, doc.dtypes, strict=True) for found in _arrays(name, ident(name), typ)
-    ]
-    scalars = [ident(n) for n, t in zip(doc.columns, doc.dtypes, strict=True) if t.id != "list"]
+    fields = list(zip(doc.columns, doc.dtypes, strict=True))
+    keys = {name: _case_base(name, doc.columns) or name for name in doc.columns}  # DuckDB renamed `Items` `items_1`
+    arrays = [found for name, typ in fields for found in _arrays(name, "$" + _step(keys[name]), ident(name), typ)]
+    scalars = [ident(n) for n, t in fields if t.id != "list"]
     if not arrays:
         raise LoadFailed("the JSON object holds no array to make a table of")
-    for i, (path, expr, element) in enumerate(arrays):
+    taken: set[str] = set()
+    for path, origin, expr, element in arrays:
         rows = (
             f"SELECT u.* FROM (SELECT unnest({expr}) AS u FROM __doc)"
             if element.id == "struct"
-            else (f"SELECT unnest({expr}) AS value FROM __doc")
+            else f"SELECT unnest({expr}) AS value FROM __doc"
         )
-        yield _copy(conn, path, rows, out, i)
+        yield _named(path, taken, rows, origin)
     if scalars:
-        yield _copy(conn, ROOT_TABLE, f"SELECT {', '.join(scalars)} FROM __doc", out, len(arrays))
+        yield _named(ROOT_TABLE, taken, f"SELECT {', '.join(scalars)} FROM __doc", "")
+
+
+def _named(name: str, taken: set[str], select: str, origin: str) -> _Planned:
+    """A table named `name` unless taken; a note says where a name comes from when it is not its path
+    (`origin`, the array's JSON path; empty: the top level's other fields)."""
+    unique = _unique(name, taken)
+    if not origin:
+        return _Planned(unique, select, "" if unique == name else f"{unique!r} is the top level's other fields")
+    return _Planned(unique, select, "" if origin == f"$.{unique}" else f"{unique!r} is the array at {origin}")
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """`name`, or `name_<n>` when a table already has it (DuckDB's names ignore case)."""
+    found, n = name, 1
+    while found.lower() in taken:
+        n += 1
+        found = f"{name}_{n}"
+    taken.add(found.lower())
+    return found
 
 
 def _arrays(
-    path: str, expr: str, typ: duckdb.sqltypes.DuckDBPyType
-) -> Iterator[tuple[str, str, duckdb.sqltypes.DuckDBPyType]]:
-    """(table name, SQL expression, element type) of each array reachable from `expr` through objects."""
+    path: str, origin: str, expr: str, typ: duckdb.sqltypes.DuckDBPyType
+) -> Iterator[tuple[str, str, str, duckdb.sqltypes.DuckDBPyType]]:
+    """(table name, JSON path, SQL expression, element type) of each array reachable from `expr` through objects."""
     if typ.id == "list":
-        yield path, expr, typ.child
+        yield path, origin, expr, typ.child
     elif typ.id == "struct":
         for name, child in typ.children:
-            yield from _arrays(f"{path}.{name}", f"({expr}).{ident(name)}", cast("duckdb.sqltypes.DuckDBPyType", child))
+            child_type = cast("duckdb.sqltypes.DuckDBPyType", child)
+            yield from _arrays(f"{path}.{name}", origin + _step(name), f"({expr}).{ident(name)}", child_type)
 
 
-def _copy(conn: duckdb.DuckDBPyConnection, name: str, select: str, out: Path, index: int) -> LoadedTable:
+def _step(key: str) -> str:
+    """One step of a JSON path: `.key`, or `["a.b"]` for a key that is not a plain name."""
+    return f".{key}" if key.isidentifier() else f"[{json.dumps(key)}]"
+
+
+def _copy(
+    conn: duckdb.DuckDBPyConnection, plan: _Planned, out: Path, index: int, renamed: dict[str, str]
+) -> LoadedTable:
     file = f"t{index}.parquet"
-    row = conn.execute(f"COPY ({select}) TO {literal(str(out / file))} (FORMAT parquet)").fetchone()
-    return LoadedTable(name=name, file=file, rows=int(row[0]) if row else 0)
+    rel = conn.sql(plan.select)
+    shape = " ".join([*rel.columns, *map(str, rel.dtypes)])
+    rewritten = [_case_note(key, name) for name, key in renamed.items() if name in shape]
+    row = conn.execute(f"COPY ({plan.select}) TO {literal(str(out / file))} (FORMAT parquet)").fetchone()
+    said = dict.fromkeys(note for note in (plan.note, *_case_notes(rel.columns), *rewritten) if note)
+    return LoadedTable(name=plan.name, file=file, rows=int(row[0]) if row else 0, note="; ".join(said))
+
+
+def _case_note(key: str, column: str) -> str:
+    return f"the key {key!r} is the column {column!r} (another key differs from it only in case)"
+
+
+def _case_notes(columns: list[str]) -> list[str]:
+    """Columns DuckDB renamed because their keys differ from another only in case (`Name` → `Name_1`)."""
+    return [_case_note(base, column) for column in columns if (base := _case_base(column, columns))]
+
+
+def _case_base(column: str, columns: list[str]) -> str | None:
+    """The key `column` was renamed from (`Name_1` → `Name`) when another column differs from it only in case."""
+    match = _RENAMED_COLUMN.match(column)
+    base = match.group(1) if match else None
+    return base if base and any(o != base and o.lower() == base.lower() for o in columns) else None
 
 
 def _first_char(source: Path) -> str:
+    """The document's first character that is not whitespace (or a BOM), however much whitespace comes first."""
     with source.open("rb") as f:
-        head = f.read(4096).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
-    return head[:1]
+        while block := f.read(65536):
+            head = block.decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+            if head:
+                return head[:1]
+    return ""

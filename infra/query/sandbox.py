@@ -5,57 +5,32 @@ untrusted. After the tables are attached as views over their Parquet files, the 
 is locked: `enable_external_access=false` (no file, URL or database outside `allowed_paths`,
 which lists only those Parquet files), `lock_configuration=true` (no `SET` can undo that),
 extension auto-loading off. Each call must then be exactly one SELECT (or WITH … SELECT),
-checked on DuckDB's own parse (`extract_statements`, `json_serialize_sql`), reading only this
-output's tables and the harmless table functions (`unnest`, `range`, …), with no system or
-settings function; it runs under a timer that interrupts it (`conn.interrupt()`) and the
-memory limit. A rule broken is a `QueryRefused` whose message tells the model what to change.
+checked on DuckDB's own parse (`infra.query.checking`). What runs is the checked statement as a
+subquery, each of its columns cut inside DuckDB (`left(CAST(col AS VARCHAR), max_cell_chars)`
+for anything not of a fixed size) and `LIMIT max_rows + 1`; rows are fetched one at a time until
+`max_result_bytes`. The timer interrupts it (`conn.interrupt()`) where DuckDB can stop; the child
+process it runs in (`infra.query.child`) is what bounds one long function call and its memory.
+A rule broken is a `QueryRefused` whose message tells the model what to change.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from extraction.errors import InvalidInput
-from infra.query.engine import DuckDBError, EngineLimits, connect, first_line, ident, literal
+from infra.query.checking import QueryRefused, check_tree, one_select
+from infra.query.engine import DuckDBError, EngineLimits, connect, first_line, ident, interrupted_after, literal
 
-SAFE_TABLE_FUNCTIONS = frozenset({"unnest", "range", "generate_series", "json_each", "json_tree"})
-_FORBIDDEN_PREFIXES = (
-    "duckdb_",
-    "pragma_",
-    "read_",
-    "parquet_",
-    "sniff_",
-    "json_execute",
-    "load_",
-    "iceberg",
-    "delta_",
-)
-_FORBIDDEN_FUNCTIONS = frozenset(
+_FIXED_SIZE_TYPES = frozenset(
     {
-        "current_setting",
-        "getenv",
-        "glob",
-        "query",
-        "query_table",
-        "which_secret",
-        "json_deserialize_sql",
-        "icu_calendar_names",
+        "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+        "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP WITH TIME ZONE",
+        "TIMESTAMP_S", "TIMESTAMP_MS", "TIMESTAMP_NS", "TIME WITH TIME ZONE", "INTERVAL", "UUID", '"NULL"',
     }
-)
-_ONE_SELECT = "Use exactly one read-only SELECT (or WITH … SELECT) statement over the tables Schema lists."
-
-
-class QueryRefused(InvalidInput):
-    """The model's SQL breaks a sandbox rule or fails; the message is the tool error it sees."""
-
-    code = "query_refused"
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -71,7 +46,7 @@ class Rows:
     types: list[str]
     rows: list[tuple[Any, ...]]
     more: bool
-    """True when the statement returned more rows than were fetched."""
+    """True when the statement returned more rows than were fetched (or than `max_result_bytes` held)."""
 
 
 @dataclass
@@ -103,49 +78,59 @@ class Sandbox:
         return [(name, str(typ)) for name, typ in zip(rel.columns, rel.dtypes, strict=True)]
 
     def sample(self, table: str, n: int) -> Rows:
-        return self._run(f"SELECT * FROM {ident(table)} LIMIT {int(n)}", n)
+        return self._bounded(f"SELECT * FROM {ident(table)}", n)
 
     def query(self, sql: str, max_rows: int) -> Rows:
         """Check `sql` against the rules, then run it, fetching at most `max_rows` rows."""
-        statement = self.check(sql)
-        return self._run(f"SELECT * FROM ({statement}) AS __q LIMIT {int(max_rows) + 1}", max_rows)
+        return self._bounded(self.check(sql), max_rows)
 
     def check(self, sql: str) -> str:
-        """The one SELECT in `sql`, without its trailing `;`, or `QueryRefused` saying which rule it breaks."""
-        statements = self._statements(sql)
-        if len(statements) != 1:
-            raise QueryRefused(f"{len(statements)} statements in one call. {_ONE_SELECT}")
-        if statements[0].type != duckdb.StatementType.SELECT:
-            raise QueryRefused(f"{statements[0].type.name} statements are not allowed. {_ONE_SELECT}")
-        text = str(statements[0].query).strip().rstrip(";").strip()
-        self._check_tree(text)
-        return text
+        """`sql`'s one SELECT as the subquery that runs (`QueryRefused`: which rule it breaks).
 
-    def _statements(self, sql: str) -> list[Any]:
-        try:
-            return [s for s in duckdb.extract_statements(sql) if s.query.strip().strip(";").strip()]
-        except DuckDBError as exc:
-            raise QueryRefused(f"the SQL does not parse: {first_line(exc)}") from exc
+        The tree checked is the wrapped text's, so what runs is exactly what was checked; the newline
+        before `)` ends a trailing `-- comment`."""
+        inner = f"SELECT * FROM (\n{one_select(sql, self.limits.max_sql_chars)}\n) AS __q"
+        check_tree(self._serialize(inner), self.names)
+        return inner
 
-    def _check_tree(self, sql: str) -> None:
-        tree = json.loads(self._fetch_one("SELECT json_serialize_sql(?)", [sql]))
-        if tree.get("error"):
-            raise QueryRefused(f"the SQL does not parse: {tree.get('error_message', 'syntax error')}")
-        allowed = self.names | set(_cte_names(tree))
-        for node in _nodes(tree):
-            _check_node(node, allowed)
-
-    def _fetch_one(self, sql: str, params: list[Any]) -> str:
-        row = self._conn.execute(sql, params).fetchone()
+    def _serialize(self, sql: str) -> str:
+        row = self._conn.execute("SELECT json_serialize_sql(?)", [sql]).fetchone()
         return str(row[0]) if row else "{}"
 
-    def _run(self, sql: str, max_rows: int) -> Rows:
-        timer = threading.Timer(self.limits.statement_timeout_seconds, self._conn.interrupt)
-        timer.start()
+    def _bounded(self, inner: str, max_rows: int) -> Rows:
+        with interrupted_after(self._conn, self.limits.statement_timeout_seconds):
+            rel = self._guard(lambda: self._conn.sql(inner))
+            types = [str(t) for t in rel.dtypes]
+            cut = ", ".join(self._cut(name, typ) for name, typ in zip(rel.columns, types, strict=True))
+            sql = f"SELECT {cut or '*'} FROM ({inner}) AS __b LIMIT {int(max_rows) + 1}"
+            cursor = self._guard(lambda: self._conn.execute(sql))
+            fetched, more = self._guard(lambda: self._fetch(cursor, max_rows))
+        return Rows(columns=list(rel.columns), types=types, rows=fetched, more=more)
+
+    def _cut(self, name: str, typ: str) -> str:
+        """One column of the result, bounded inside DuckDB: a value of unbounded size becomes at most
+        `max_cell_chars` characters of text before it leaves the engine."""
+        col = f"__b.{ident(name)}"
+        if typ in _FIXED_SIZE_TYPES or typ.startswith("DECIMAL"):
+            return f"{col} AS {ident(name)}"
+        text = col if typ == "VARCHAR" else f"CAST({col} AS VARCHAR)"
+        return f"left({text}, {int(self.limits.max_cell_chars)}) AS {ident(name)}"
+
+    def _fetch(self, cursor: duckdb.DuckDBPyConnection, max_rows: int) -> tuple[list[tuple[Any, ...]], bool]:
+        """Up to `max_rows` rows and `max_result_bytes` of them; whether there were more."""
+        rows: list[tuple[Any, ...]] = []
+        spent = 0
+        while (row := cursor.fetchone()) is not None:
+            spent += sum(len(str(v)) for v in row)
+            if len(rows) >= max_rows or (spent > self.limits.max_result_bytes and rows):
+                return rows, True
+            rows.append(tuple(row))
+        return rows, False
+
+    def _guard(self, run: Any) -> Any:
+        """`run()` with DuckDB's errors as the tool errors the model sees."""
         try:
-            cursor = self._conn.execute(sql)
-            fetched = cursor.fetchmany(max_rows + 1)
-            description = cursor.description or []
+            return run()
         except duckdb.InterruptException as exc:
             raise QueryRefused(
                 f"the query ran longer than {self.limits.statement_timeout_seconds:g} s and was stopped. "
@@ -153,62 +138,18 @@ class Sandbox:
             ) from exc
         except duckdb.OutOfMemoryException as exc:
             raise QueryRefused(
-                f"the query needs more than the {self.limits.memory_limit_mb} MB it may use: "
-                "select fewer columns, filter first, or aggregate."
+                f"the query needs more memory than it may use (DuckDB's {self.limits.memory_limit_mb} MB, its "
+                f"process's {self.limits.process_memory_mb} MB): select fewer columns, filter first, aggregate, "
+                "or avoid building huge values."
             ) from exc
         except DuckDBError as exc:
-            raise QueryRefused(first_line(exc)) from exc
-        finally:
-            timer.cancel()
-        return Rows(
-            columns=[d[0] for d in description],
-            types=[str(d[1]) for d in description],
-            rows=[tuple(r) for r in fetched[:max_rows]],
-            more=len(fetched) > max_rows,
-        )
+            raise QueryRefused(self._scrub(first_line(exc))) from exc
+
+    def _scrub(self, text: str) -> str:
+        """`text` without the directories of the tables' files (the worker's paths are not the model's to see)."""
+        for folder in {str(t.path.parent) for t in self.tables} | {str(self.temp_dir)}:
+            text = text.replace(folder, "<work>")
+        return text
 
     def close(self) -> None:
         self._conn.close()
-
-
-def _nodes(value: Any) -> Iterator[dict[str, Any]]:
-    """Every object in the parse tree."""
-    if isinstance(value, dict):
-        yield value
-        for child in value.values():
-            yield from _nodes(child)
-    elif isinstance(value, list):
-        for child in value:
-            yield from _nodes(child)
-
-
-def _cte_names(tree: Any) -> Iterator[str]:
-    for node in _nodes(tree):
-        for entry in node.get("cte_map", {}).get("map", []) if isinstance(node.get("cte_map"), dict) else []:
-            if isinstance(entry, dict) and isinstance(entry.get("key"), str):
-                yield entry["key"]
-
-
-def _check_node(node: dict[str, Any], tables: set[str]) -> None:
-    kind = node.get("type")
-    if kind == "BASE_TABLE":
-        _check_table(node, tables)
-    elif kind == "TABLE_FUNCTION":
-        name = str((node.get("function") or {}).get("function_name", "")).lower()
-        if name not in SAFE_TABLE_FUNCTIONS:
-            raise QueryRefused(f"the table function {name}() is not available here. {_ONE_SELECT}")
-    elif node.get("class") == "FUNCTION":
-        _check_function(str(node.get("function_name", "")).lower())
-
-
-def _check_table(node: dict[str, Any], tables: set[str]) -> None:
-    name = str(node.get("table_name", ""))
-    qualified = node.get("catalog_name") or node.get("schema_name")
-    if qualified or name not in tables:
-        known = ", ".join(ident(t) for t in sorted(tables))
-        raise QueryRefused(f"unknown table {name!r}: only this output's tables can be read ({known}).")
-
-
-def _check_function(name: str) -> None:
-    if name in _FORBIDDEN_FUNCTIONS or name.startswith(_FORBIDDEN_PREFIXES):
-        raise QueryRefused(f"the function {name}() is not available here: only this output's data can be read.")

@@ -38,14 +38,15 @@ from infra.outputs.content import iter_content
 from infra.outputs.storing import loaded_form_prefix
 from infra.query.engine import EngineLimits, LoadFailed
 from infra.query.loaded_forms import Lease, LoadedForms, MemoryLoadedForms
-from infra.query.loading import load_tables
-from infra.query.sandbox import Rows, Sandbox, TableFile
+from infra.query.process import ChildSandbox, load_in_child
+from infra.query.sandbox import Rows, TableFile
 from infra.stores.records import OutputRecord
 
 log = logging.getLogger("toolout.query")
 
 MANIFEST = "manifest.json"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: table names unique ignoring case, with notes (a version-1 form may hold two tables of one name)."""
 POLL_SECONDS = 0.05
 """How often a question waiting for a load looks again (one `exists` and one `SET NX`)."""
 
@@ -57,6 +58,8 @@ class TableEntry(BaseModel):
     file: str
     rows: int
     bytes: int = 0
+    note: str = ""
+    """How the name or a column was made when it is not the document's own (the Schema shows it)."""
 
 
 class Manifest(BaseModel):
@@ -73,6 +76,8 @@ class QueryTables(Protocol):
 
     def row_count(self, table: str) -> int: ...
 
+    def note(self, table: str) -> str: ...
+
     def columns(self, table: str) -> list[tuple[str, str]]: ...
 
     def sample(self, table: str, n: int) -> Rows: ...
@@ -85,7 +90,7 @@ class Opened:
     """An output's tables on this worker: the sandbox, and how they got here (for the job and the bench)."""
 
     manifest: Manifest
-    sandbox: Sandbox
+    sandbox: ChildSandbox
     how: How
     """`reused` (this output's kept tables), `copied` (an identical output's) or `loaded` now."""
     bytes_read: int
@@ -105,6 +110,9 @@ class Opened:
 
     def row_count(self, table: str) -> int:
         return next(t.rows for t in self.manifest.tables if t.name == table)
+
+    def note(self, table: str) -> str:
+        return next(t.note for t in self.manifest.tables if t.name == table)
 
     def columns(self, table: str) -> list[tuple[str, str]]:
         return self.sandbox.columns(table)
@@ -165,13 +173,30 @@ def open_tables(
     work = Path(tempfile.mkdtemp(prefix="toolout-query-", dir=temp_root))
     try:
         (manifest, how, read), lease = _obtain(source, kind, limits, work, wait_seconds)
-        keeping = None if how == "reused" or record.inline is not None else _keep_later(source, manifest, work, lease)
-        files = [TableFile(t.name, work / t.file, t.rows) for t in manifest.tables]
-        sandbox = Sandbox(files, limits, work / "spill")
-        return Opened(manifest, sandbox, how, read, time.perf_counter() - started, work, _start(keeping))
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+    try:
+        sandbox = _sandbox(manifest, limits, work)
+    except BaseException:
+        if lease is not None:
+            lease.release()  # nothing will be kept: whoever waits for this content loads it (and fails) itself
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    keeping = None if how == "reused" or record.inline is not None else _keep_later(source, manifest, work, lease)
+    return Opened(manifest, sandbox, how, read, time.perf_counter() - started, work, _start(keeping))
+
+
+def _sandbox(manifest: Manifest, limits: EngineLimits, work: Path) -> ChildSandbox:
+    """The tables in a sandbox; `LoadFailed` when they cannot be opened, whatever the reason (a loaded
+    form the document made unusable is for the fallback, not a failed job)."""
+    try:
+        files = [TableFile(t.name, work / t.file, t.rows) for t in manifest.tables]
+        return ChildSandbox(files, limits, work / "spill")
+    except LoadFailed:
+        raise
+    except Exception as exc:
+        raise LoadFailed(f"the output's tables do not open ({type(exc).__name__})") from exc
 
 
 def preload_tables(
@@ -198,6 +223,7 @@ def preload_tables(
         if _kept(source, source.prefix):  # finished between the look and the lock
             return "kept already"
         manifest, how, _ = _copy_or_load(source, kind, limits, work)
+        _sandbox(manifest, limits, work).close()  # what is kept must open: a broken form is not kept
         _keep(source, manifest, work)
         return how
     finally:
@@ -264,11 +290,16 @@ def _load(source: Source, kind: StructuredKind, limits: EngineLimits, work: Path
     raw = work / "content"
     with raw.open("wb") as f:
         read = sum(f.write(block) for block in iter_content(source.blobs, source.record))
-    tables = load_tables(raw, kind, work, limits)
+    tables = load_in_child(raw, kind, work, limits)
     raw.unlink()
     if not tables:
         raise LoadFailed("the output loads as no table")
-    entries = [TableEntry(name=t.name, file=t.file, rows=t.rows, bytes=(work / t.file).stat().st_size) for t in tables]
+    entries = [
+        TableEntry(name=t.name, file=t.file, rows=t.rows, bytes=(work / t.file).stat().st_size, note=t.note)
+        for t in tables
+    ]
+    if len({t.name.lower() for t in tables}) != len(tables):
+        raise LoadFailed("the output loads as tables of the same name")
     manifest = Manifest(sha256=source.record.stats.sha256, kind=kind.value, tables=entries)
     return manifest, "loaded", read
 

@@ -14,7 +14,8 @@ from extraction.errors import InvalidInput
 from extraction.texts.query import QUERY_NAME, SAMPLE_ROWS, SCHEMA_NAME, TableView, render_rows, render_schema
 from infra.query.store import QueryTables
 
-MAX_SQL_CHARS = 8000
+MAX_NOTE_CHARS = 400
+MAX_NOTES = 20
 
 
 @dataclass
@@ -45,14 +46,18 @@ class QueryToolbox:
             )
             for name in self.tables.table_names()
         ]
-        return render_schema(views, max_tokens=self.max_tokens)
+        return self._notes() + render_schema(views, max_tokens=self.max_tokens)
+
+    def _notes(self) -> str:
+        """How names were made where they are not the document's own (a document may be hostile: cut)."""
+        notes = [(name, self.tables.note(name)) for name in self.tables.table_names()]
+        lines = [f"- {name}: {note[:MAX_NOTE_CHARS]}" for name, note in notes if note][:MAX_NOTES]
+        return "NOTES\n" + "\n".join(lines) + "\n\n" if lines else ""
 
     def query(self, sql: Any) -> str:
         if not isinstance(sql, str) or not sql.strip():
             raise InvalidInput("Query needs `sql`: one SELECT statement")
-        if len(sql) > MAX_SQL_CHARS:
-            raise InvalidInput(f"the SQL is {len(sql)} characters; at most {MAX_SQL_CHARS}")
-        self.ran.append(sql)
+        self.ran.append(sql)  # the sandbox refuses SQL over `query_max_sql_chars` before parsing it
         self.on_query(sql)
         rows = self.tables.query(sql, self.max_rows)
         return render_rows(rows.columns, rows.rows, more=rows.more, max_rows=self.max_rows, max_tokens=self.max_tokens)

@@ -104,10 +104,18 @@ def job_fanin(job_id: str) -> str:
     return f"{PREFIX}:{{{job_id}}}:fanin"
 
 
+def job_deliveries(job_id: str) -> str:
+    """Hash: `<task id>:<retry>` → how many starts of that task message's step did not end (`JobStore.task_started`):
+    the worker died under them. A message whose deliveries keep killing their worker is refused after
+    `max_task_deliveries`."""
+    return f"{PREFIX}:{{{job_id}}}:deliveries"
+
+
 def job_keys(job_id: str, max_levels: int) -> list[str]:
     """All keys a job owns (for TTLs and deletion); one slot, so one DEL removes them all."""
     levels = [job_reduce(job_id, level) for level in range(max_levels + 1)]
-    return [job(job_id), job_chunks(job_id), job_failures(job_id), job_tasks(job_id), job_fanin(job_id), *levels]
+    owned = [job_chunks(job_id), job_failures(job_id), job_tasks(job_id), job_fanin(job_id), job_deliveries(job_id)]
+    return [job(job_id), *owned, *levels]
 
 
 # Per-slot indexes the job scripts update together with the job (names for `per_slot` / `SlotIndex`: the copy

@@ -50,6 +50,7 @@ from workers.job.next import (
     message,
     stored,
 )
+from workers.job.outcomes import give_up_poisoned
 from workers.job.pipeline import job_over
 from workers.job.preload import preload
 from workers.job.runtime import Runtime
@@ -86,7 +87,7 @@ def register_tasks(celery: Celery, rt: Runtime) -> None:
             retry_backoff=True,
             retry_backoff_max=30,
             max_retries=8,
-        )(quiet_when_over(rt.jobs, task, executor.task(task)))
+        )(quiet_when_over(rt.jobs, task, refuse_poison(celery, rt, task, executor.task(task))))
     register_webhook(celery, rt)
     register_preload(celery, rt)
 
@@ -130,6 +131,54 @@ def deliver_webhook_attempt(celery: Celery, rt: Runtime, job_id: str, attempt: i
     if delay is not None:  # whole seconds: RabbitMQ's native delayed delivery counts no finer
         countdown = max(1, math.ceil(delay))
         celery.send_task(WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=countdown, ignore_result=True)
+
+
+def step_name(task: str) -> str:
+    """How an error names a step's task (`toolout.map_chunk` → `map chunk`)."""
+    return task.removeprefix("toolout.").replace("_", " ")
+
+
+def redelivery(celery: Celery) -> str | None:
+    """The task message this pool thread runs, if the broker hands it out again (its first delivery's worker
+    died holding it; None for a first delivery): its id and its retry number, as `JobStore.task_started`
+    counts it (a Celery retry is a new message under the same id, not a death)."""
+    task = celery.current_task
+    if task is None or not (task.request.delivery_info or {}).get("redelivered"):
+        return None
+    return f"{task.request.id}:{task.request.retries or 0}"
+
+
+def refuse_poison(celery: Celery, rt: Runtime, name: str, step: Callable[..., None]) -> Callable[..., None]:
+    """`step`, unless this is the `max_task_deliveries`-th delivery of its task message (every one before it
+    killed its worker): the poison-task guard.
+
+    With `acks_late` a message whose worker dies is handed out again (RabbitMQ when the connection drops,
+    Redis after the visibility timeout), so a step that kills its worker would kill every worker in turn,
+    for ever. A first delivery runs as it is: it costs nothing. A redelivered one is counted on the job before
+    its step runs and uncounted when the step returns or raises, so what stays counted are the starts its
+    worker died under (not a start that ended but whose ack died with the worker: the thread pool dies whole,
+    other threads' messages with it). The first delivery died too, or the message would not be back. The
+    `max_task_deliveries`-th delivery (3: the step ran twice and its worker died twice) does not run the step:
+    the job fails naming the step (`outcomes.give_up_poisoned`) and the message is acked, so it is never
+    delivered again. Two Redis round trips per redelivered task (`JobStore.task_started`, `task_ended`).
+    """
+
+    @functools.wraps(step)
+    def run(job_id: str, *args: Any) -> None:
+        this = redelivery(celery)
+        if this is None:
+            step(job_id, *args)
+            return
+        died = rt.jobs.task_started(job_id, this)  # the redelivered starts before this one, and the first delivery
+        if died + 1 >= rt.settings.max_task_deliveries:  # this is the last delivery it gets: it ends the job
+            give_up_poisoned(rt, job_id, step_name(name), died)
+            return
+        try:
+            step(job_id, *args)
+        finally:
+            rt.jobs.task_ended(job_id, this)
+
+    return run
 
 
 def quiet_when_over(jobs: JobStore, name: str, step: Callable[..., None]) -> Callable[..., None]:

@@ -84,6 +84,16 @@ def give_up_overdue(rt: Runtime, job: JobRecord) -> bool:
     return fail(rt, job, error)
 
 
+def give_up_poisoned(rt: Runtime, job_id: str, step: str, runs: int) -> bool:
+    """A task message of the job started its step `runs` times and its worker died each time (the broker hands
+    out again what a dead worker held): the job fails naming the step, which is not run again. Not the
+    truncate fallback: that would read the same output on the same workers, and what kills a worker is a
+    fault to see (a bug, a hostile input past the sandbox, a worker too small), not a strategy's outcome."""
+    error = f"the {step} step was started {runs} times and each time its worker died before it ended; not retried"
+    log.error("job %s: %s", job_id, error)
+    return fail(rt, rt.jobs.get(job_id), error)
+
+
 def fail(rt: Runtime, job: JobRecord, error: str, *, mode_used: str | None = None) -> bool:
     mode = mode_used or job.mode_used or job.mode_requested
     text = failed_text(job.tool_name, job.handle, mode, error)

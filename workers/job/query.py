@@ -1,7 +1,8 @@
 """The query strategy: a sub-agent with SQL (Schema, Query) over the output loaded as tables, plus Read/Grep.
 
 Loading happens here, on the agent queue (the start step only sniffed the first bytes). An output
-that does not load is not for this strategy: under `auto` the job is routed again as text (today's
+that does not load is not for this strategy (`LoadFailed`, or any other error opening its tables but an
+outage, which the task retries, or the job or output gone): under `auto` the job is routed again as text (today's
 rules) and goes on; asked for explicitly, it falls back to truncate like a failed read-grep, the
 reason on the job. The tables and each SQL statement run are kept on the job record.
 """
@@ -13,6 +14,7 @@ import logging
 from extraction.errors import NotFound
 from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.query import query_agent_tools, query_messages, table_name
+from infra.errors import BackendUnavailable
 from infra.outputs.content import structured_kind
 from infra.query import EngineLimits, LoadFailed, Opened, open_tables, preload_tables, query_prefix
 from infra.query.tools import QueryToolbox
@@ -30,12 +32,8 @@ MAX_KEPT_SQL_CHARS = 2000
 
 
 def engine_limits(settings: Settings) -> EngineLimits:
-    return EngineLimits(
-        memory_limit_mb=settings.query_memory_limit_mb,
-        threads=settings.query_threads,
-        max_temp_mb=settings.query_max_temp_mb,
-        statement_timeout_seconds=settings.query_statement_timeout_seconds,
-    )
+    """Every `query_*` limit of the settings (the SQL size, cell and result bounds, the child's OS limits too)."""
+    return EngineLimits.from_settings(settings)
 
 
 @traced_step("job.query")
@@ -48,6 +46,11 @@ def run_query(rt: Runtime, job_id: str) -> Next:
         opened = _open(rt, live)
     except LoadFailed as exc:
         return not_applicable(rt, live, exc.message)
+    except (BackendUnavailable, NotFound):
+        raise  # an outage is retried by the task; a job or output gone ends it quietly (`quiet_when_over`)
+    except Exception as exc:  # whatever else the document made the load trip over is for the fallback, like LoadFailed
+        log.warning("job %s: the tables did not open", live.job.id, exc_info=True)
+        return not_applicable(rt, live, f"the output's tables did not open ({type(exc).__name__})")
     try:
         _ask(rt, live, opened)
     finally:
@@ -80,12 +83,18 @@ def _open(rt: Runtime, live: pipeline.LiveJob) -> Opened:
     return opened
 
 
+def kept_sql(sql: str) -> str:
+    """The SQL as kept on the job: cut, and a lone surrogate (a model may send `\\ud800`) written as its escape,
+    since the job is served as UTF-8 JSON (the API could not serialize the job: every poll of it was a 500)."""
+    return sql[:MAX_KEPT_SQL_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _ask(rt: Runtime, live: pipeline.LiveJob, opened: Opened) -> None:
     job_id = live.job.id
     ran: list[str] = []
 
     def keep(sql: str) -> None:
-        ran.append(sql[:MAX_KEPT_SQL_CHARS])
+        ran.append(kept_sql(sql))
         rt.jobs.update(job_id, queries=ran)
 
     raw = raw_tools(rt, live)

@@ -127,6 +127,21 @@ class JobStore(Protocol):
 
     def task_ids(self, job_id: str) -> list[str]: ...
 
+    def task_started(self, job_id: str, delivery: str) -> int:
+        """A task message of the job (`delivery`: its task id and retry number) starts its step: how many of its
+        starts have not ended, this one included (0: no such job, nothing counted). Kept as long as the job.
+
+        `task_ended` undoes the count of a start whose step returned or raised, so what stays counted are the
+        starts under which the worker died: a message the broker hands out again after its worker died counts
+        one more, and a step that kills every worker that runs it is seen however many workers there are
+        (`workers.celery.tasks.refuse_poison`). A start that ended but whose ack was lost with its worker (a
+        thread pool dies whole) is no death."""
+        ...
+
+    def task_ended(self, job_id: str, delivery: str) -> None:
+        """The step `task_started` counted returned or raised: its start is not counted any more."""
+        ...
+
     def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:
         """True for the one caller that takes this tick's lock (it expires after `seconds`, never released)."""
         ...

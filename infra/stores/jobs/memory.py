@@ -33,6 +33,7 @@ class _Job:
     failed: set[tuple[int, int]] = field(default_factory=set)
     """(level, index) of parts recorded as failed; level 0 holds the chunks, n ≥ 1 the reduce groups."""
     task_ids: set[str] = field(default_factory=set)
+    deliveries: dict[str, int] = field(default_factory=dict)
     fanin: dict[int, tuple[int, str]] = field(default_factory=dict)
     """level → (parts expected, the step after them), as `expect_parts` stored it."""
     fanin_sent: dict[tuple[int, int], str] = field(default_factory=dict)
@@ -147,6 +148,20 @@ class MemoryJobStore(JobStore):
         with self._lock:
             job = self._job(job_id)
             return sorted(job.task_ids) if job is not None else []
+
+    def task_started(self, job_id: str, delivery: str) -> int:
+        return self._count_start(job_id, delivery, 1)
+
+    def task_ended(self, job_id: str, delivery: str) -> None:
+        self._count_start(job_id, delivery, -1)
+
+    def _count_start(self, job_id: str, delivery: str, delta: int) -> int:
+        with self._lock:
+            job = self._job(job_id)
+            if job is None:
+                return 0
+            job.deliveries[delivery] = job.deliveries.get(delivery, 0) + delta
+            return job.deliveries[delivery]
 
     def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:
         with self._lock:

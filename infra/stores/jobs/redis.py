@@ -146,6 +146,12 @@ class RedisJobStore(JobStore):
         with redis_errors():
             return sorted(text_list(self._r.smembers(keys.job_tasks(job_id))))
 
+    def task_started(self, job_id: str, delivery: str) -> int:
+        return int(self._run("count_start", [keys.job(job_id), keys.job_deliveries(job_id)], [delivery, 1]))
+
+    def task_ended(self, job_id: str, delivery: str) -> None:
+        self._run("count_start", [keys.job(job_id), keys.job_deliveries(job_id)], [delivery, -1])
+
     def claim_watchdog_tick(self, owner: str, seconds: float) -> bool:
         with redis_errors():
             return bool(self._r.set(keys.WATCHDOG_LOCK, owner, nx=True, px=max(1, int(seconds * 1000))))

@@ -38,6 +38,7 @@ SCRIPTS = (
     "add_owned",
     "count_model_call",
     "note_waiting",
+    "count_start",
 )
 
 

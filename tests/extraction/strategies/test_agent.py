@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from extraction.errors import NotFound
 from extraction.protocols import LLMReply, ToolCall, Usage
 from extraction.strategies.agent import AgentBounds, run_agent
@@ -117,3 +119,28 @@ def test_cancel_stops_the_loop_before_the_next_call() -> None:
         llm, START, tools=[], execute=executor([]), nonce=NONCE, should_stop=lambda: len(llm.calls) >= 2
     )
     assert len(llm.calls) == 2 and outcome.failure == "the job was canceled"
+
+
+def test_any_exception_from_a_tool_is_a_tool_error_the_model_reads(caplog) -> None:
+    def broken(name: str, arguments: dict) -> str:
+        raise RecursionError("maximum recursion depth exceeded at /srv/secret/path")
+
+    llm = ScriptedLLM([grep_call(), final()])
+    with caplog.at_level("WARNING", logger="toolout.agent"):
+        outcome = run_agent(llm, START, tools=[], execute=broken, nonce=NONCE)
+    seen = llm.calls[1]["messages"][-1]["content"]
+    assert seen == "Error: Grep failed (RecursionError); try a different, simpler call."
+    assert "/srv/secret" not in seen, "an exception's text stays in the log"
+    assert outcome.report is not None and outcome.failure is None
+    assert "RecursionError" in caplog.text
+
+
+def test_the_task_time_limit_is_not_swallowed() -> None:
+    class SoftTimeLimitExceeded(Exception):
+        pass
+
+    def slow(name: str, arguments: dict) -> str:
+        raise SoftTimeLimitExceeded
+
+    with pytest.raises(SoftTimeLimitExceeded):
+        run_agent(ScriptedLLM([grep_call(), final()]), START, tools=[], execute=slow, nonce=NONCE)

@@ -70,5 +70,55 @@ def test_ndjson_csv_and_tsv(tmp_path: Path) -> None:
 def test_what_does_not_load_is_load_failed(tmp_path: Path, content: str, kind: StructuredKind) -> None:
     source = tmp_path / "content"
     source.write_text(content)
-    with pytest.raises(LoadFailed):
-        load_tables(source, kind, tmp_path / "out", LIMITS)
+    with pytest.raises(LoadFailed) as caught:
+        load_tables(source, kind, tmp_path, LIMITS)
+    assert str(tmp_path) not in caught.value.message, "the job's reason shows no worker path"
+
+
+@pytest.mark.parametrize(
+    ("content", "names"),
+    [
+        ('{"root": [1, 2], "total": 5}', {"root", "root_2"}),
+        ('{"a.b": [1], "a": {"b": [2]}}', {"a.b", "a.b_2", "root"}),
+        ('{"Items": [1], "items": [2]}', {"Items", "items_1"}),
+        ('{"root": {"x": [1]}, "root.x": [2], "n": 1}', {"root.x", "root.x_2", "root"}),
+    ],
+)
+def test_names_are_unique_ignoring_case_and_say_where_they_come_from(
+    tmp_path: Path, content: str, names: set[str]
+) -> None:
+    source = tmp_path / "content"
+    source.write_text(content)
+    tables = load_tables(source, StructuredKind.JSON, tmp_path / "out", LIMITS)
+    assert {t.name for t in tables} == names
+    assert all(t.note for t in tables if t.name[-2:] in ("_1", "_2")), tables
+    assert all("." not in t.name or t.note or t.name == "root.x" for t in tables), tables
+
+
+def test_valid_json_loads_however_much_whitespace_comes_first(tmp_path: Path) -> None:
+    box = loaded(tmp_path, " \n" * 5000 + '[{"id": 1}, {"id": 2}]', StructuredKind.JSON)
+    assert rows(box, "SELECT sum(id) FROM records") == [(3,)]
+
+
+def test_a_repeated_key_keeps_its_last_value_as_json_readers_do(tmp_path: Path) -> None:
+    box = loaded(tmp_path / "a", '[{"id": 1, "id": 2, "v": "x"}]', StructuredKind.JSON)
+    assert rows(box, "SELECT id, v FROM records") == [(2, "x")]
+    obj = loaded(tmp_path / "b", '{"x": [1], "x": [2, 3]}', StructuredKind.JSON)
+    assert rows(obj, "SELECT sum(value) FROM x") == [(5,)]
+    nd = loaded(tmp_path / "c", '{"a": 1, "a": 4}\n{"a": 2}\n', StructuredKind.NDJSON)
+    assert rows(nd, "SELECT sum(a) FROM records") == [(6,)]
+
+
+def test_keys_differing_only_in_case_are_columns_and_the_rename_is_said(tmp_path: Path) -> None:
+    source = tmp_path / "content"
+    source.write_text('{"items": [{"k": {"q": 1, "Q": 2}, "name": "a", "Name": "b"}]}')
+    tables = load_tables(source, StructuredKind.JSON, tmp_path / "out", LIMITS)
+    assert "'Q' is the column 'Q_1'" in tables[0].note and "'Name' is the column 'Name_1'" in tables[0].note
+
+
+def test_a_load_past_its_time_limit_is_load_failed(tmp_path: Path) -> None:
+    source = tmp_path / "content"
+    source.write_text("\n".join(json.dumps({"id": i, "s": "x" * 50}) for i in range(300_000)))
+    slow = EngineLimits(memory_limit_mb=256, threads=1, load_timeout_seconds=0.05)
+    with pytest.raises(LoadFailed, match=r"longer than 0\.05 s"):
+        load_tables(source, StructuredKind.NDJSON, tmp_path / "out", slow)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,26 @@ def refused(box: Sandbox, sql: str) -> str:
         ("SELECT * FROM query('SELECT 1')", "query"),
         ("SELECT getenv('HOME')", "getenv"),
         ("SELEC id FROM orders", "does not parse"),
+        ("UPDATE EXTENSIONS", "kind that is not allowed"),
+        ("SELECT '\ud800'", "not valid Unicode"),
+        ("SELECT 'a\x00b'", "NUL"),
+        ("SELECT " + "+".join(["1"] * 400), "nested too deeply"),
+        ("SELECT " + "abs(" * 350 + "1" + ")" * 350, "nested too deeply"),
+        ("SELECT 1 -- " + "x" * 9000, "at most 8000"),
+        ("SELECT name, setting FROM pg_settings, (WITH pg_settings AS (SELECT 1) SELECT 1)", "unknown table"),
+        ("SELECT * FROM duckdb_views, (WITH duckdb_views AS (SELECT 1) SELECT 1)", "unknown table"),
+        ("WITH x AS (SELECT 1) SELECT * FROM pg_proc, (WITH pg_proc AS (SELECT 1) SELECT * FROM x)", "unknown table"),
+        ("SELECT * FROM (WITH duckdb_databases AS (SELECT 1) SELECT 1), duckdb_databases", "unknown table"),
+        ("WITH pg_settings AS (SELECT name FROM pg_settings) SELECT * FROM pg_settings", "unknown table"),
+        ("WITH RECURSIVE pg_settings AS (SELECT name FROM pg_settings) SELECT * FROM pg_settings", "unknown table"),
+        ("WITH a AS (SELECT * FROM pg_proc), pg_proc AS (SELECT 1) SELECT * FROM a", "unknown table"),
+        ("SELECT pg_get_viewdef(x) FROM range(100000) t(x)", "pg_get_viewdef"),
+        ("SELECT col_description(1, 1)", "col_description"),
+        ("SELECT has_table_privilege('orders', 'select')", "has_table_privilege"),
+        ("SHOW ALL TABLES", "SHOW"),
+        ("SHOW databases", "SHOW"),
+        ("DESCRIBE orders", "DESCRIBE"),
+        ("SUMMARIZE orders", "SUMMARIZE"),
     ],
 )
 def test_escapes_are_tool_errors(sandbox: Sandbox, sql: str, says: str) -> None:
@@ -88,3 +109,42 @@ def test_select_and_with_work_and_rows_are_capped(sandbox: Sandbox) -> None:
     assert [r[0] for r in page.rows] == [0, 1, 2, 3, 4] and page.more
     assert sandbox.query("SELECT x FROM range(3) t(x)", 5).rows == [(0,), (1,), (2,)]
     assert sandbox.query("SELECT total FROM root", 5).rows == [(3000,)]
+
+
+def test_a_cte_hides_a_name_in_its_own_scope_only(sandbox: Sandbox) -> None:
+    assert sandbox.query("WITH pg_settings AS (SELECT 2 AS x) SELECT x FROM pg_settings", 5).rows == [(2,)]
+    nested = (
+        "SELECT * FROM (WITH orders AS (SELECT 1 AS id) SELECT count(*) FROM orders), (SELECT count(*) FROM orders)"
+    )
+    assert sandbox.query(nested, 5).rows == [(1, 3000)]
+    chained = "WITH a AS (SELECT id FROM orders), b AS (SELECT count(*) AS n FROM a) SELECT n FROM b"
+    assert sandbox.query(chained, 5).rows == [(3000,)]
+    recursive = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 4) SELECT sum(n) FROM r"
+    assert sandbox.query(recursive, 5).rows == [(10,)]
+
+
+def test_a_trailing_comment_is_answered(sandbox: Sandbox) -> None:
+    assert sandbox.query("SELECT count(*) FROM orders -- total", 5).rows == [(3000,)]
+    assert sandbox.query("SELECT count(*) FROM orders; -- total", 5).rows == [(3000,)]
+
+
+def test_big_values_are_cut_inside_the_engine(sandbox: Sandbox) -> None:
+    found = sandbox.query("SELECT repeat('x', 20000000) AS s, [1, 2] AS l, 7 AS n FROM range(51)", 5)
+    assert [len(r[0]) for r in found.rows] == [LIMITS.max_cell_chars] * 5 and found.more
+    assert found.rows[0][1:] == ("[1, 2]", 7) and found.types[:3] == ["VARCHAR", "INTEGER[]", "INTEGER"]
+
+
+def test_rows_stop_at_the_byte_cap(tmp_path: Path, sandbox: Sandbox) -> None:
+    small = Sandbox(sandbox.tables, replace(LIMITS, max_result_bytes=2500), tmp_path / "spill2")
+    found = small.query("SELECT repeat('y', 1000) AS s FROM range(10)", 10)
+    assert len(found.rows) == 2 and found.more
+    small.close()
+
+
+def test_an_engine_error_shows_no_worker_path(sandbox: Sandbox) -> None:
+    folder = sandbox.tables[0].path.parent
+    for table in sandbox.tables:
+        table.path.write_bytes(b"not parquet")  # the next read fails with DuckDB's message naming the file
+    with pytest.raises(QueryRefused) as caught:
+        sandbox.query("SELECT count(*) FROM orders", 5)
+    assert str(folder) not in caught.value.message and "<work>" in caught.value.message

@@ -331,6 +331,21 @@ def test_task_ids_are_remembered_per_job(jobs: JobStore) -> None:
     assert jobs.task_ids("j1") == []
 
 
+def test_starts_of_a_task_message_that_did_not_end_are_counted_per_job_and_deleted_with_it(jobs: JobStore) -> None:
+    new_job(jobs)
+    assert [jobs.task_started("j1", "t1:0") for _ in range(3)] == [1, 2, 3], "three starts, none ended"
+    assert jobs.task_started("j1", "t1:1") == 1 and jobs.task_started("j1", "t2:0") == 1
+    jobs.task_ended("j1", "t2:0")
+    assert jobs.task_started("j1", "t2:0") == 1, "a start that ended is not counted"
+    assert jobs.task_started("other", "t1:0") == 0, "no job, nothing counted"
+    jobs.task_ended("other", "t1:0")
+    jobs.delete(["j1"])
+    assert jobs.task_started("j1", "t1:0") == 0
+    jobs.task_ended("j1", "t1:0")
+    new_job(jobs)
+    assert jobs.task_started("j1", "t1:0") == 1, "a job made again under the id starts from nothing"
+
+
 def test_one_owner_per_watchdog_tick_until_it_expires(jobs: JobStore, clock: Clock) -> None:
     assert jobs.claim_watchdog_tick("a", 5) and not jobs.claim_watchdog_tick("b", 5)
     clock.advance(5.1)

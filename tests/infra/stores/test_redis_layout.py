@@ -91,8 +91,11 @@ def test_a_finished_job_and_everything_it_owns_expire_with_it(jobs, client) -> N
     jobs.record_chunk("j1", 0, "x", Usage())
     jobs.record_failure("j1", FailedRange(level=0, index=1, chunks=[1], start=5, end=9, reason="r"))
     jobs.add_task_ids("j1", ["t1"])
+    jobs.task_started("j1", "t1:0")
+    assert 0 < client.ttl(keys.job_deliveries("j1")) <= client.ttl(keys.job("j1")), "it lives as long as the job"
     assert jobs.finish("j1", JobStatus.SUCCEEDED, result="done")
-    for key in (keys.job("j1"), keys.job_chunks("j1"), keys.job_failures("j1"), keys.job_tasks("j1")):
+    owned = (keys.job("j1"), keys.job_chunks("j1"), keys.job_failures("j1"), keys.job_tasks("j1"))
+    for key in (*owned, keys.job_deliveries("j1")):
         assert 0 < client.ttl(key) <= 600, key
     assert client.ttl(keys.per_slot(keys.CHUNKS_FAILED_TOTAL, "j1")) == -1, "the store-wide count outlives jobs"
     assert client.zscore(keys.per_slot(keys.JOBS_ACTIVE, "j1"), "j1") is None
@@ -110,6 +113,8 @@ def test_writes_after_a_delete_leave_no_key_behind(jobs, client) -> None:
         lambda: jobs.expect_parts("j1", 0, 3, "{}"),
         lambda: jobs.record_chunk("j1", 0, "x", Usage(calls=1)),
         lambda: jobs.add_task_ids("j1", ["t2"]),
+        lambda: jobs.task_started("j1", "t2:0"),
+        lambda: jobs.task_ended("j1", "t2:0"),
         lambda: jobs.add_usage("j1", Usage(calls=1)),
         lambda: jobs.reserve_llm_call("j1", 5),
         lambda: jobs.settle_level("j1", 0),
@@ -146,6 +151,7 @@ def test_every_key_of_a_job_and_its_index_copies_share_one_slot(jobs, client) ->
     new_job(jobs)
     jobs.record_chunk("j1", 0, "x", Usage(calls=1))
     jobs.count_model_call("j1", "map", "m", Usage(calls=1))
+    jobs.task_started("j1", "t1:0")
     owned = keys.job_keys("j1", MAX_REDUCE_LEVELS)
     indexes = [keys.JOBS_ACTIVE, keys.USAGE_TOTALS, keys.MODEL_USAGE_TOTALS, keys.CHUNKS_FAILED_TOTAL]
     copies = [keys.per_slot(index, "j1") for index in indexes]

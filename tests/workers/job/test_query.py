@@ -5,9 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+import workers.job.query as query_step
 from extraction.protocols import LLMReply, ToolCall, Usage
 from extraction.testing import ScriptedLLM
+from infra.errors import BackendUnavailable
 from infra.outputs.storing import delete_stored_output
+from infra.query import EngineLimits
 from infra.stores.jobs import JobStatus
 from offline_model import OfflineModelConfig
 from offline_model.responder import respond
@@ -15,6 +20,7 @@ from tests.workers.conftest import NONCE_RE, store_output, submit
 from toolout.datasets import ORDER_NEEDLE, json_orders
 from workers.job import pipeline
 from workers.job.next import Query
+from workers.job.query import engine_limits, run_query
 from workers.local import LocalDispatcher
 
 ORDERS = b"".join(json_orders(600_000))
@@ -142,3 +148,74 @@ def test_every_sandbox_breach_is_a_tool_error_and_the_job_still_ends(make_runtim
     assert done.result.count("Error: ") == len(ATTACKS) and done.queries == ATTACKS
     assert "COPY statements are not allowed" in done.result and "2 statements in one call" in done.result
     assert "longer than 1 s" in done.result and "duckdb_settings() is not available" in done.result
+
+
+def test_the_workers_engine_limits_are_every_query_setting(make_runtime) -> None:
+    rt = make_runtime(offline_llm(), query_max_sql_chars=900, query_max_cell_chars=77, query_process_memory_mb=1024)
+    assert engine_limits(rt.settings) == EngineLimits.from_settings(rt.settings)
+    limits = engine_limits(rt.settings)
+    assert (limits.max_sql_chars, limits.max_cell_chars, limits.process_memory_mb) == (900, 77, 1024)
+
+
+def long_sql_model(chars: int) -> ScriptedLLM:
+    """One Query of `chars` characters, then the tool result as the answer."""
+
+    def respond(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> LLMReply:
+        nonce = NONCE_RE.search(messages[0]["content"]).group(1)
+        results = [m["content"] for m in messages if m["role"] == "tool"]
+        if not results:
+            sql = "SELECT count(*) FROM records -- " + "x" * chars
+            return LLMReply(tool_calls=[ToolCall(id="q0", name="Query", arguments=json.dumps({"sql": sql}))])
+        return LLMReply(content=f'<ai-agent-{nonce}-FINAL format="text">{results[0]}</ai-agent-{nonce}-FINAL>')
+
+    return ScriptedLLM(respond)
+
+
+def test_a_query_setting_applies_in_the_worker(make_runtime) -> None:
+    rt = make_runtime(long_sql_model(1000), query_max_sql_chars=500)
+    output = store_output(rt, json.dumps([{"id": i} for i in range(100)]).encode())
+    done = run(rt, output, "how many", mode="query")
+    assert done.status is JobStatus.SUCCEEDED and done.mode_used == "query", done.result
+    assert "Error: " in done.result and "500" in done.result
+
+
+def broken_open(monkeypatch, error: Exception) -> None:
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(query_step, "open_tables", fail)
+
+
+def test_an_unexpected_error_opening_the_tables_falls_back_with_its_reason(make_runtime, monkeypatch) -> None:
+    broken_open(monkeypatch, ValueError("/srv/toolout/blobs/secret path"))
+    rt = make_runtime(offline_llm())
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+    done = run(rt, output, "anything", mode="query")
+    assert done.status is JobStatus.SUCCEEDED and done.mode_used == "truncate", done.result
+    assert done.fallback_reason == "query failed: the output's tables did not open (ValueError)"
+
+
+def test_under_auto_an_unexpected_error_opening_the_tables_routes_again_as_text(make_runtime, monkeypatch) -> None:
+    broken_open(monkeypatch, RuntimeError("boom"))
+    rt = make_runtime(offline_llm())
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+    done = run(rt, output, ORDER_NEEDLE.request)
+    assert done.status is JobStatus.SUCCEEDED and done.mode_used != "query", done.result
+    assert "not loadable as tables (the output's tables did not open (RuntimeError))" in done.routing_reason
+
+
+def test_an_outage_opening_the_tables_is_not_a_fallback(make_runtime, monkeypatch) -> None:
+    broken_open(monkeypatch, BackendUnavailable("redis down"))
+    rt = make_runtime(offline_llm())
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+    job = submit(rt, output, "anything", mode="query")
+    with pytest.raises(BackendUnavailable):
+        run_query(rt, job.id)
+    assert rt.jobs.get(job.id).fallback_reason is None
+
+
+def test_sql_with_a_lone_surrogate_is_kept_as_its_escape() -> None:
+    from workers.job.query import kept_sql
+
+    assert kept_sql("SELECT '\ud800'") == "SELECT '\\ud800'"
+    assert kept_sql("SELECT 'é'") == "SELECT 'é'" and len(kept_sql("x" * 5000)) == 2000

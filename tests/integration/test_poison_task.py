@@ -1,0 +1,124 @@
+"""The poison-task guard on real workers: a query step that kills its own worker is delivered at most
+`max_task_deliveries` times (3: it runs twice, the third delivery fails its job naming the step) — on Redis
+and on RabbitMQ.
+
+The workers are `tests.fixtures.poison_worker` (the real worker, its query step replaced by one that
+SIGKILLs the process), started one after another, each after the last one died. `acks_late` makes the broker
+hand the dead worker's message out again: RabbitMQ as soon as the connection drops; Redis once the message has
+been unacked for the visibility timeout (5 s here), when the next worker's first poll restores it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from infra.redis import keys
+from tests.fixtures.broker import broker_env, on_rabbitmq
+from tests.fixtures.servers import unavailable
+from toolout import processes
+from toolout.stack import Stack, launch, offline_env, private_redis
+
+pytestmark = pytest.mark.integration
+
+VISIBILITY_SECONDS = 5
+POISON_ENV = {
+    "TOOLOUT_MODEL_TIMEOUT_SECONDS": "1",
+    "TOOLOUT_TASK_SOFT_TIME_LIMIT_SECONDS": "3",
+    "TOOLOUT_TASK_TIME_LIMIT_SECONDS": "4",
+    "TOOLOUT_VISIBILITY_TIMEOUT_SECONDS": str(VISIBILITY_SECONDS),
+    "TOOLOUT_JOB_DEADLINE_SECONDS": "600",  # the watchdog stays out of it: the broker's redeliveries are the test
+    "TOOLOUT_QUERY_PRELOAD": "false",  # the only task on the agent queue is the job's query step
+    "TOOLOUT_WORKER_CONCURRENCY": "2",
+}
+MAX_WORKERS = 6
+"""More than the guard needs (3 that die, the 4th refuses the message): a guard that did not hold fails the test."""
+
+
+@pytest.fixture(scope="module")
+def poison_stack(tmp_path_factory) -> Iterator[Stack]:
+    root = tmp_path_factory.mktemp("poison-stack")
+    redis_port, model_port, api_port = processes.free_port(), processes.free_port(), processes.free_port()
+    redis_url, logs = f"redis://127.0.0.1:{redis_port}/0", root / "logs"
+    env = {
+        **offline_env(root, redis_url, f"http://127.0.0.1:{model_port}/v1"),
+        **POISON_ENV,
+        **broker_env("poison"),
+        "POISON_RUNS_FILE": str(root / "runs.txt"),
+    }
+    stack = Stack("poison", f"http://127.0.0.1:{api_port}", redis_url, env, logs)
+    try:
+        stack.redis_process = private_redis(redis_port, root)
+        launch(stack, [processes.quiet_offline_model(model_port, {}, logs), processes.api(api_port, env, logs)])
+    except RuntimeError as exc:
+        unavailable(f"the poison stack did not start: {exc}")
+    yield stack
+    for service in stack.services:
+        service.kill()
+    stack.stop()
+
+
+def poison_worker(stack: Stack, number: int) -> processes.Service:
+    name = f"poison-worker-{number}"
+    # One thread: on RabbitMQ the start step comes back too (its ack died with the worker); beside the killer in a
+    # second thread it would die under it and be counted as well (docs/security.md), and the job could then fail
+    # naming the start step instead. One at a time, the start step ends and the query step is the one named.
+    argv = [processes.PYTHON, "-m", "tests.fixtures.poison_worker", "worker", "--concurrency", "1", "--name", name]
+    return stack.add(processes.Service(name, argv, stack.env, stack.log_dir / f"{name}.log"))
+
+
+def job_status(stack: Stack, job_id: str) -> str:
+    with stack.client() as client:
+        return str(client.job(job_id)["status"])
+
+
+def run_workers_until_the_job_ends(stack: Stack, job_id: str) -> list[str]:
+    """Start a poison worker; when it dies, another (on Redis once the visibility timeout has passed), until the
+    job ends: what became of each worker."""
+    fates: list[str] = []
+    for number in range(1, MAX_WORKERS + 1):
+        worker = poison_worker(stack, number)
+        assert worker.process is not None
+        deadline = time.monotonic() + 120
+        while worker.process.poll() is None and job_status(stack, job_id) in ("queued", "running"):
+            assert time.monotonic() < deadline, f"worker {number} neither died nor ended the job:\n{worker.tail()}"
+            time.sleep(0.2)
+        if worker.process.poll() is None:
+            fates.append("ended the job")
+            return fates
+        fates.append("died")
+        if not on_rabbitmq():
+            time.sleep(VISIBILITY_SECONDS + 1)  # unacked that long: the next worker's first poll restores it
+    return fates
+
+
+def test_a_query_step_that_kills_its_worker_is_delivered_three_times_then_fails_the_job(poison_stack: Stack) -> None:
+    rows = json.dumps([{"id": i, "status": "ok", "note": "x" * 40} for i in range(20_000)]).encode()
+    started = time.monotonic()
+    with poison_stack.client() as client:
+        session = client.create_session()
+        stored = client.store(session, rows, tool_name="orders.list", content_type="application/json")
+        job_id = client.submit(stored["handle"], "how many orders", "query")["id"]
+        fates = run_workers_until_the_job_ends(poison_stack, job_id)
+        job = client.wait(job_id, timeout=30)
+    runs = Path(poison_stack.env["POISON_RUNS_FILE"]).read_text().splitlines()
+    deliveries = poison_stack.redis().hgetall(keys.job_deliveries(job_id))
+    broker = "rabbitmq" if on_rabbitmq() else "redis"
+    print(
+        f"\npoison task on {broker}: {len(runs)} runs, deliveries {deliveries}, workers {fates}, "
+        f"{time.monotonic() - started:.1f}s"
+    )
+    assert fates == ["died", "died", "ended the job"], fates
+    assert len(runs) == 2 and {line.split()[1] for line in runs} == {job_id}
+    assert [count for count in deliveries.values() if count != "0"] == ["2"], (
+        "first deliveries are not counted; the query message's first redelivery died, its second was refused "
+        "(on RabbitMQ the start step is handed out again too, its ack died with the worker: it ran, ended, and is 0)"
+    )
+    assert job["status"] == "failed", job
+    assert job["error"] == (
+        "the query step was started 2 times and each time its worker died before it ended; not retried"
+    )
