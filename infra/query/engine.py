@@ -44,7 +44,7 @@ class EngineLimits:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EngineLimits:
-        """The `query_*` settings as limits (what `workers.query.engine_limits` should return)."""
+        """The `query_*` settings as limits (`workers.job.query.engine_limits`)."""
         return cls(
             memory_limit_mb=settings.query_memory_limit_mb,
             threads=settings.query_threads,
