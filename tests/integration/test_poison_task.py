@@ -112,12 +112,17 @@ def test_a_query_step_that_kills_its_worker_is_delivered_three_times_then_fails_
         f"\npoison task on {broker}: {len(runs)} runs, deliveries {deliveries}, workers {fates}, "
         f"{time.monotonic() - started:.1f}s"
     )
-    assert fates == ["died", "died", "ended the job"], fates
-    assert len(runs) == 2 and {line.split()[1] for line in runs} == {job_id}
-    assert [count for count in deliveries.values() if count != "0"] == ["2"], (
-        "first deliveries are not counted; the query message's first redelivery died, its second was refused "
-        "(on RabbitMQ the start step is handed out again too, its ack died with the worker: it ran, ended, and is 0)"
-    )
+    # Each task message is delivered at most 3 times: its first redelivery may run (its count is 1), the second is
+    # refused (its count is 2). On RabbitMQ the start step comes back too (its ack died with the worker) and, the
+    # job being live, routes again and sends a query message of its own: that one is another message, with its
+    # own count, and may kill one more worker before the first one's third delivery ends the job.
+    counts = sorted(int(count) for count in deliveries.values())
+    assert counts and counts[-1] == 2 and counts.count(2) == 1, deliveries  # exactly one message reached its limit
+    assert len(runs) <= 2 * len([count for count in counts if count > 0]), (runs, deliveries)  # twice each at most
+    assert fates[-1] == "ended the job" and set(fates[:-1]) == {"died"}, fates
+    assert {line.split()[1] for line in runs} == {job_id}
+    if not on_rabbitmq():  # Redis hands back only the dead worker's unacked message: exactly two runs, then refused
+        assert len(runs) == 2 and counts == [2], (runs, deliveries)
     assert job["status"] == "failed", job
     assert job["error"] == (
         "the query step was started 2 times and each time its worker died before it ended; not retried"
