@@ -32,10 +32,9 @@ import argparse
 import os
 import statistics
 import sys
-import time
 from dataclasses import dataclass
 
-from bench.report import print_table, verdict
+from bench.report import run_parts, verdict
 from bench.service.harness import (
     BENCH_ROOT,
     SHORT_ANSWERS,
@@ -285,16 +284,8 @@ def main() -> int:
     args = parse_args()
     os.environ["TOOLOUT_REDIS_URL"] = args.redis_url  # this process's Celery app (chords, pings): the stack's broker
     processes.ensure_redis(args.redis_url)
-    missed = False
     print(f"toolout service bench: {os.cpu_count()} cores, Redis {args.redis_url}, logs in {BENCH_ROOT / 'logs'}\n")
-    for part in args.only:
-        started = time.perf_counter()
-        rows = RUNNERS[part](args)
-        print(f"{TITLES[part]}  ({time.perf_counter() - started:.0f} s)")
-        print_table(rows)
-        print(flush=True)
-        missed |= any(row[3] == "MISS" for row in rows)
-    return 1 if missed else 0
+    return run_parts(args.only, RUNNERS, TITLES, args)
 
 
 if __name__ == "__main__":

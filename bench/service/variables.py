@@ -35,7 +35,7 @@ from pathlib import Path
 import httpx
 
 from bench import BENCH_ROOT
-from bench.report import print_table, verdict
+from bench.report import run_parts, verdict
 from bench.service.harness import proc_status_kb, running_stack
 from toolout import processes
 
@@ -278,15 +278,7 @@ def main() -> int:
     args = parse_args()
     processes.ensure_redis(args.redis_url)
     print(f"toolout variables bench: {os.cpu_count()} cores, Redis {args.redis_url}\n")
-    missed = False
-    for part in args.only:
-        started = time.perf_counter()
-        rows = RUNNERS[part](args)
-        print(f"{TITLES[part]}  ({time.perf_counter() - started:.0f} s)")
-        print_table(rows)
-        print(flush=True)
-        missed |= any(row[3] == "MISS" for row in rows)
-    return 1 if missed else 0
+    return run_parts(args.only, RUNNERS, TITLES, args)
 
 
 if __name__ == "__main__":
