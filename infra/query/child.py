@@ -29,7 +29,9 @@ from infra.query.loading import load_tables
 from infra.query.sandbox import Sandbox, TableFile
 
 Answer = tuple[str, Any, int]
-"""(`ok` | `refused` | `failed`, the value or the message, peak RSS in KiB)."""
+"""(`ok` | `refused` | `failed` | `fault`, the value or the message, peak RSS in KiB). A `fault` is a
+query's unexpected error: the parent answers it as a tool error and replaces this process, whose state
+(a DuckDB connection past a fatal error, an address space near its limit) it no longer trusts."""
 
 
 def _address_space() -> int:
@@ -94,8 +96,8 @@ class _Server:
 
 
 def _fault(op: str, what: str) -> tuple[str, str]:
-    """An unexpected error as an answer: a load's is `LoadFailed` (the fallback), a query's a tool error."""
-    return ("failed" if op in ("load", "open") else "refused"), f"the {op} stopped: {what}"
+    """An unexpected error as an answer: a load's is `LoadFailed` (the fallback), a query's a `fault`."""
+    return ("failed" if op in ("load", "open") else "fault"), f"the {op} stopped: {what}"
 
 
 def _peak_kib() -> int:

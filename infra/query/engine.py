@@ -8,6 +8,7 @@ a big document nor a model's query can take a worker's memory or reach for the n
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -98,22 +99,57 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+class StatementTimer:
+    """Interrupts `conn`'s statements past a deadline, from one thread started with the connection.
+
+    A thread per statement is not enough: once DuckDB's allocator holds most of the address space a
+    child may use (RLIMIT_AS, `infra.query.child`), a new thread's stack no longer fits, `start()`
+    raises, and every later query of that sandbox would fail. An interrupt reaches only the statement
+    running at that moment (not a bind, not Python between statements), so it repeats every 50 ms
+    until the block ends."""
+
+    def __init__(self, conn: duckdb.DuckDBPyConnection) -> None:
+        self._conn = conn
+        self._wake = threading.Condition()
+        self._deadline: float | None = None
+        self._closed = False
+        threading.Thread(target=self._watch, name="toolout-query-timer", daemon=True).start()
+
+    @contextmanager
+    def limit(self, seconds: float) -> Iterator[None]:
+        """The block's statements are interrupted from `seconds` on."""
+        self._set(time.monotonic() + seconds)
+        try:
+            yield
+        finally:
+            self._set(None)
+
+    def close(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+
+    def _set(self, deadline: float | None) -> None:
+        with self._wake:
+            self._deadline = deadline
+            self._wake.notify()
+
+    def _watch(self) -> None:
+        with self._wake:
+            while not self._closed:
+                left = None if self._deadline is None else self._deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    self._conn.interrupt()
+                    left = 0.05
+                self._wake.wait(left)
+
+
 @contextmanager
 def interrupted_after(conn: duckdb.DuckDBPyConnection, seconds: float) -> Iterator[None]:
-    """Interrupt `conn` from `seconds` on, again every 50 ms until the block ends: an interrupt reaches
-    only the statement running at that moment (not a bind, not Python between statements)."""
-    done = threading.Event()
-
-    def run() -> None:
-        if done.wait(seconds):
-            return
-        while not done.is_set():
-            conn.interrupt()
-            done.wait(0.05)
-
-    thread = threading.Thread(target=run, name="toolout-query-timer", daemon=True)
-    thread.start()
+    """`StatementTimer` for one block (a load: its process runs one and ends)."""
+    timer = StatementTimer(conn)
     try:
-        yield
+        with timer.limit(seconds):
+            yield
     finally:
-        done.set()
+        timer.close()

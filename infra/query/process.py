@@ -241,6 +241,8 @@ class ChildSandbox:
             raise QueryRefused(limit_message(exc, self.limits, "the query", seconds)) from exc
         finally:
             self.peak_rss_kib = max(self.peak_rss_kib, child.peak_rss_kib)
+        if status == "fault":
+            self.close()  # the next call opens a fresh child (`child.Answer`)
         if status != "ok":
             raise QueryRefused(str(value))
         return value

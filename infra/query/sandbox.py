@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 
 from infra.query.checking import QueryRefused, check_tree, one_select
-from infra.query.engine import DuckDBError, EngineLimits, connect, first_line, ident, interrupted_after, literal
+from infra.query.engine import DuckDBError, EngineLimits, StatementTimer, connect, first_line, ident, literal
 
 _FIXED_SIZE_TYPES = frozenset(
     {
@@ -57,9 +57,11 @@ class Sandbox:
     limits: EngineLimits
     temp_dir: Path
     _conn: duckdb.DuckDBPyConnection = field(init=False, repr=False)
+    _timer: StatementTimer = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._conn = connect(self.limits, self.temp_dir)
+        self._timer = StatementTimer(self._conn)
         for table in self.tables:
             self._conn.execute(
                 f"CREATE VIEW {ident(table.name)} AS SELECT * FROM read_parquet({literal(str(table.path))})"
@@ -98,7 +100,7 @@ class Sandbox:
         return str(row[0]) if row else "{}"
 
     def _bounded(self, inner: str, max_rows: int) -> Rows:
-        with interrupted_after(self._conn, self.limits.statement_timeout_seconds):
+        with self._timer.limit(self.limits.statement_timeout_seconds):
             rel = self._guard(lambda: self._conn.sql(inner))
             types = [str(t) for t in rel.dtypes]
             cut = ", ".join(self._cut(name, typ) for name, typ in zip(rel.columns, types, strict=True))
@@ -152,4 +154,5 @@ class Sandbox:
         return text
 
     def close(self) -> None:
+        self._timer.close()
         self._conn.close()

@@ -67,6 +67,15 @@ def test_a_call_past_the_wall_clock_kills_the_child_and_the_next_call_has_a_fres
     assert box.pid == first
 
 
+def test_an_unexpected_error_is_a_tool_error_and_the_next_call_has_a_fresh_child(box: ChildSandbox) -> None:
+    first = box.pid
+    with pytest.raises(QueryRefused, match=r"the columns stopped: it failed \(CatalogException\)"):
+        box.columns("no_such_table")  # not a model's SQL: DuckDB's error is not one `_guard` turns into a message
+    assert box.pid is None, "a child whose state is unknown is not asked again"
+    answers(box)
+    assert box.pid not in (None, first)
+
+
 def test_the_cpu_limit_ends_the_child_and_the_model_reads_which_limit(files: list, tmp_path: Path) -> None:
     limits = replace(LIMITS, statement_timeout_seconds=30.0, process_cpu_seconds=1.0)
     box = ChildSandbox(files, limits, tmp_path / "spill")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -93,6 +94,16 @@ def test_a_cross_join_of_the_biggest_table_with_itself_is_interrupted(sandbox: S
         sandbox, "SELECT count(*) FROM orders a, orders b, orders c WHERE a.note || b.note || c.note = 'x'"
     )
     assert "longer than 1 s" in message
+
+
+def test_one_timer_thread_serves_every_statement_and_each_is_interrupted(sandbox: Sandbox) -> None:
+    """A thread per statement may not start once the child's address space is nearly used up."""
+    slow = "SELECT count(*) FROM orders a, orders b, orders c WHERE a.note || b.note || c.note = 'x'"
+    before = threading.active_count()
+    for _ in range(2):
+        assert "longer than 1 s" in refused(sandbox, slow)
+        assert sandbox.query("SELECT count(*) FROM orders", 5).rows[0][0] > 0, "a finished timer stops no later query"
+    assert threading.active_count() == before
 
 
 def test_injection_in_the_data_is_only_data(sandbox: Sandbox) -> None:
