@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 ERROR_KINDS = ("429", "500", "timeout")
-MALFORMED = ("none", "no_closing_tag", "think_block", "wrong_nonce", "no_wrapper", "empty_wrapper")
+MALFORMED = ("none", "no_closing_tag", "think_block", "wrong_nonce", "no_wrapper", "empty_wrapper", "lone_surrogate")
 FAULTS = ("none", "no_wrapper", "empty_wrapper", *ERROR_KINDS)
 FAULT_ON = ("map", "reduce", "any")
 ENV_PREFIX = "TOOLOUT_OFFLINE_"
@@ -30,7 +30,8 @@ class OfflineModelConfig:
       (`timeout`: the server holds the request for `timeout_s`, longer than any client timeout).
     fail_first: the first N attempts of every distinct request fail (kind from error_kinds), so
       "a retry recovers" is testable without hunting for a seed.
-    malformed: shape of every final answer (`none` is the correct wrapper; `empty_wrapper` has nothing inside).
+    malformed: shape of every final answer (`none` is the correct wrapper; `empty_wrapper` has nothing inside;
+      `lone_surrogate` ends the content with `\\ud800`, which JSON can carry and UTF-8 cannot).
     fault/fault_on/fault_chunks/fault_marker: one targeted fault, for the calls about ONE part of a
       document rather than a share of all calls. `fault` is what a targeted call gets, on every
       attempt (so a retry does not recover): `no_wrapper` or `empty_wrapper` (the answer's shape, as

@@ -116,6 +116,8 @@ def shape(content: str, nonce: str | None, config: OfflineModelConfig, extract: 
         return f'<ai-agent-{nonce}-FINAL format="text"></ai-agent-{nonce}-FINAL>'
     if config.malformed == "wrong_nonce":
         nonce = other_nonce(nonce)
+    if config.malformed == "lone_surrogate":
+        content += "\ud800"
     opened = f'<ai-agent-{nonce}-FINAL format="text">\n{content}\n'
     if config.malformed == "no_closing_tag":
         return opened

@@ -91,7 +91,15 @@ async def handle_chat(
     started = time.perf_counter()
     payload = await run_in_threadpool(completion, body, knobs, digest)
     log.info("%s: %s answer in %.0f ms", NAME, payload.pop("_kind"), (time.perf_counter() - started) * 1000)
-    return JSONResponse(payload)
+    return EscapedJSONResponse(payload)
+
+
+class EscapedJSONResponse(JSONResponse):
+    """JSON with every non-ASCII character as a `\\u` escape, as providers often send it: a lone surrogate
+    (the `lone_surrogate` knob) travels as `\\ud800` the way it does from a real model."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, separators=(",", ":")).encode("ascii")
 
 
 async def _json_body(request: Request) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,9 @@ litellm dependency), and every tool-calling request fails with ModuleNotFoundErr
 the same flag on its own internal calls; it is popped before anything reaches the provider."""
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @lru_cache(maxsize=1)
@@ -150,12 +154,17 @@ def to_reply(response: Any, model: str) -> LLMReply:
     """litellm's ModelResponse as an `LLMReply` (content, parsed tool calls, usage with cost)."""
     message = response.choices[0].message
     calls = [
-        ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=c.function.arguments or "{}")
+        ToolCall(id=c.id or f"call_{i}", name=c.function.name, arguments=utf8_safe(c.function.arguments or "{}"))
         for i, c in enumerate(getattr(message, "tool_calls", None) or [])
     ]
-    return LLMReply(
-        content=message.content, tool_calls=calls, usage=usage_of(response, model), model=response.model or model
-    )
+    content = None if message.content is None else utf8_safe(message.content)
+    return LLMReply(content=content, tool_calls=calls, usage=usage_of(response, model), model=response.model or model)
+
+
+def utf8_safe(text: str) -> str:
+    """`text` with each lone surrogate as U+FFFD. JSON can carry `\\ud800` and a model may send it; UTF-8
+    cannot, and every store, log and HTTP answer that meets the text encodes it (a job view answered 500)."""
+    return LONE_SURROGATE.sub("\ufffd", text)
 
 
 def usage_of(response: Any, model: str) -> Usage:

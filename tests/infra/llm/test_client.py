@@ -133,6 +133,12 @@ def test_wrong_nonce_knob_reaches_the_client(offline_model) -> None:
     assert FACT in content and "-FINAL" in content and NONCE not in content
 
 
+def test_a_lone_surrogate_in_an_answer_becomes_a_replacement_character(offline_model) -> None:
+    content = offline_model.client("malformed=lone_surrogate").complete(map_call()).content
+    assert FACT in content and "\ufffd" in content
+    content.encode("utf-8")  # what every store, log and HTTP answer downstream does
+
+
 def test_think_block_is_sent_but_litellm_moves_it_out_of_content(offline_model) -> None:
     """litellm puts a leading <think> block into reasoning_content: the engine never sees it."""
     body = {"model": "m", "messages": map_call()}
