@@ -15,20 +15,37 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from fastapi import Depends, FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from api.auth import announce_auth_mode
 from api.deps import Services, get_tenant
 from api.errors import error_responses, install_error_handlers
 from api.lifecycle import SWEEP_INTERVAL_SECONDS, sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
-from api.routers import buffers, extractions, files, health, lines, outputs, routing, sessions, variables, webhooks
+from api.routers import (
+    buffers,
+    extractions,
+    files,
+    health,
+    lines,
+    outputs,
+    routing,
+    sessions,
+    traces,
+    variables,
+    webhooks,
+)
 from api.usage_metrics import UsageCollector
 from extraction.tokenizer_files import ensure_offline_encodings
 from infra import tracing
 from infra.settings import Settings, get_settings
 from infra.wiring.stores import open_stores
+
+CONSOLE_DIR = Path(__file__).parent / "console"
+"""The console's pages: plain HTML, CSS and JavaScript, no build step and nothing fetched from elsewhere."""
 
 
 def build_services(settings: Settings) -> Services:
@@ -89,7 +106,15 @@ def create_app(
     app.state.metrics.registry.register(UsageCollector(built.jobs))
     install_error_handlers(app)
     tracing.instrument_app(app)  # a job's trace starts at the request that creates it
-    for module in (sessions, outputs, lines, extractions, webhooks, variables, buffers, files, routing):
+    for module in (sessions, outputs, lines, extractions, traces, webhooks, variables, buffers, files, routing):
         app.include_router(module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401))
     app.include_router(health.router)  # probes and metrics stay open
+    if settings.console:
+        mount_console(app)
     return app
+
+
+def mount_console(app: FastAPI) -> None:
+    """The web console at `/console/`: static files only, no data in them. Every request it makes goes
+    through the API with the key the user types in, so it sees exactly what that key may see."""
+    app.mount("/console", StaticFiles(directory=CONSOLE_DIR, html=True), name="console")

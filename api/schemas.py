@@ -219,6 +219,8 @@ def job_view(record: JobRecord) -> Any:
         "self": f"/v1/extractions/{record.id}",
         "cancel": f"/v1/extractions/{record.id}/cancel",
         "output": f"/v1/outputs/{record.handle}",
+        "trace": f"/v1/extractions/{record.id}/trace",
+        "events": f"/v1/extractions/{record.id}/events",
     }
     return JobView(**record.model_dump(exclude={"nonce"}), links=links)
 

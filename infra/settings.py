@@ -108,6 +108,10 @@ class Settings(BaseSettings):
     session_ttl_seconds: int = 24 * 3600
     job_ttl_seconds: int = 24 * 3600
     job_deadline_seconds: int = 1800
+    console: bool = Field(True, description="serve the web console at /console/ (static pages; it calls the API)")
+    trace_max_bytes: int = Field(
+        256 * 1024, ge=0, description="a job's trace (what each model call read and said) is cut here; 0 = off"
+    )
     max_wait_seconds: float = 30.0
 
     # --- variables, routing, buffers ----------------------------------------------------------

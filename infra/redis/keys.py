@@ -111,10 +111,17 @@ def job_deliveries(job_id: str) -> str:
     return f"{PREFIX}:{{{job_id}}}:deliveries"
 
 
+def job_trace(job_id: str) -> str:
+    """Hash: the job's trace events `0..next-1` (JSON), with `bytes` used, `next` and, once bounded, `cut`
+    (`infra.stores.jobs.traces`)."""
+    return f"{PREFIX}:{{{job_id}}}:trace"
+
+
 def job_keys(job_id: str, max_levels: int) -> list[str]:
     """All keys a job owns (for TTLs and deletion); one slot, so one DEL removes them all."""
     levels = [job_reduce(job_id, level) for level in range(max_levels + 1)]
     owned = [job_chunks(job_id), job_failures(job_id), job_tasks(job_id), job_fanin(job_id), job_deliveries(job_id)]
+    owned.append(job_trace(job_id))
     return [job(job_id), *owned, *levels]
 
 

@@ -36,7 +36,11 @@ def open_stores(settings: Settings) -> Stores:
 
 
 def memory_stores(settings: Settings, blobs: BlobStore) -> Stores:
-    jobs = MemoryJobStore(ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds)
+    jobs = MemoryJobStore(
+        ttl_seconds=settings.job_ttl_seconds,
+        deadline_seconds=settings.job_deadline_seconds,
+        trace_max_bytes=settings.trace_max_bytes,
+    )
     return Stores(
         records=MemoryRecordStore(session_ttl_seconds=settings.session_ttl_seconds),
         jobs=jobs,
@@ -66,7 +70,10 @@ def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
     return Stores(
         records=RedisRecordStore(client, session_ttl_seconds=settings.session_ttl_seconds),
         jobs=RedisJobStore(
-            client, ttl_seconds=settings.job_ttl_seconds, deadline_seconds=settings.job_deadline_seconds
+            client,
+            ttl_seconds=settings.job_ttl_seconds,
+            deadline_seconds=settings.job_deadline_seconds,
+            trace_max_bytes=settings.trace_max_bytes,
         ),
         api_keys=RedisApiKeyStore(client, settings.api_keys),
         idempotency=RedisIdempotencyStore(client, ttl_seconds=settings.idempotency_ttl_seconds),

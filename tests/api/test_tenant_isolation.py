@@ -96,6 +96,8 @@ OPS = [
     Op("see job", "GET", "/v1/extractions/{id}", "job"),
     Op("long-poll job", "GET", "/v1/extractions/{id}", "job", params={"wait": 0.2}),
     Op("cancel job", "POST", "/v1/extractions/{id}/cancel", "job"),
+    Op("read a job's trace", "GET", "/v1/extractions/{id}/trace", "job"),
+    Op("follow a job's events", "GET", "/v1/extractions/{id}/events", "job"),
 ]
 
 

@@ -67,6 +67,20 @@ def test_jobs_lists_a_sessions_jobs_and_shows_one(live_api) -> None:
     assert shown.exit_code == 0 and shown.stdout.startswith("ABSTRACT FROM TOOL OUTPUT unknown WITH HANDLE")
 
 
+def test_jobs_trace_prints_each_step_and_its_answer(live_api) -> None:
+    meta = json.loads(run(live_api, "store", "-", "--json", stdin=document()).stdout)
+    job = json.loads(
+        run(live_api, "extract", meta["handle"], "database pool errors", "--mode", "full-chunked", "--json").stdout
+    )
+    shown = run(live_api, "jobs", job["id"], "--trace")
+    assert shown.exit_code == 0, shown.output
+    steps = shown.stdout.splitlines()
+    assert len([s for s in steps if " chunk " in s]) == job["chunks_total"] > 1
+    assert any(NEEDLE in s for s in steps if " chunk " in s) and " answer " in steps[-1]
+    traced = json.loads(run(live_api, "jobs", job["id"], "--trace", "--json").stdout)
+    assert traced["status"] == "succeeded" and traced["next"] == len(steps)
+
+
 def test_read_and_grep(live_api) -> None:
     handle = json.loads(run(live_api, "store", "-", "--json", stdin=b"alpha\nbeta ERROR\ngamma\n").stdout)["handle"]
     assert run(live_api, "read", handle, "--offset", "2", "--limit", "1").stdout.startswith("     2\tbeta ERROR\n")

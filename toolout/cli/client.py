@@ -160,10 +160,15 @@ def jobs(
     api_url: ApiUrl = DEFAULT_URL,
     api_key: ApiKey = None,
     as_json: AsJson = False,
+    trace: Annotated[bool, typer.Option("--trace", help="each step of the job: what it read and said")] = False,
 ) -> None:
     """Show one extraction job, or every job of a session."""
     with connected(api_url, api_key) as client:
         found = _job_or_session(client, target)
+        traced = client.trace(target) if trace and isinstance(found, dict) else None
+    if traced is not None:
+        emit(as_json, traced, _trace_text)
+        return
     if isinstance(found, dict):
         emit(as_json, found, lambda j: j.get("result") or f"{j['status']} ({j['mode_used'] or 'routing'})")
         return
@@ -171,6 +176,27 @@ def jobs(
         emit(True, found, str)
         return
     Console().print(_jobs_table(found))
+
+
+def _trace_text(trace: dict[str, Any]) -> str:
+    """One line per step: where it read, what it cost, the first line of what it said."""
+    return "\n".join(_step_line(event) for event in trace["events"]) or f"no steps traced ({trace['status']})"
+
+
+def _step_line(event: dict[str, Any]) -> str:
+    said = (event.get("answer") or event.get("result") or event.get("reason") or event.get("error") or "").strip()
+    cost = f" · {event['input_tokens']} in/{event['output_tokens']} out" if "input_tokens" in event else ""
+    return f"{event['seq']:>4} {_step_where(event)}{cost} · {said.splitlines()[0][:100] if said else '-'}"
+
+
+def _step_where(event: dict[str, Any]) -> str:
+    if event["kind"] == "map":
+        return f"chunk {event['chunk'] + 1} bytes {event['start']}-{event['end']}"
+    if event["kind"] == "reduce":
+        return f"reduce level {event['level']} group {event['group'] + 1} ({event['inputs']} inputs)"
+    if event["kind"] == "tool":
+        return f"{event['name']} {json.dumps(event['args'])}"
+    return str(event["kind"])
 
 
 def _job_or_session(client: ToolOutClient, target: str) -> dict[str, Any] | list[dict[str, Any]]:

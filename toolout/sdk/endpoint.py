@@ -73,6 +73,7 @@ class Endpoints:
     estimate = endpoint(job_calls.estimate)
     job = endpoint(job_calls.job)
     session_jobs = endpoint(job_calls.session_jobs)
+    trace = endpoint(job_calls.trace)
     cancel = endpoint(job_calls.cancel)
     wait = endpoint(job_calls.wait)
     tool_output = endpoint(job_calls.tool_output)

@@ -75,6 +75,13 @@ def session_jobs(session_id: str) -> Plan[list[dict[str, Any]]]:
     return list(body["items"])
 
 
+def trace(job_id: str, *, after: int = 0) -> Plan[dict[str, Any]]:
+    """The job's trace: each map, reduce and sub-agent step with what it read and said (`events`, from `after`
+    on), the job's `status`, the `next` cursor and whether the trace was `truncated` at its byte bound."""
+    params = {"after": after} if after else None
+    return (yield from call_json("GET", f"/v1/extractions/{job_id}/trace", params=params))
+
+
 def webhook_secret() -> Plan[dict[str, Any]]:
     """Your tenant's webhook signing secret and the signature scheme, to check `X-Toolout-Signature`."""
     return (yield from call_json("GET", "/v1/webhooks/secret"))

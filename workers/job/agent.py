@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from extraction.protocols import Message
@@ -14,7 +15,7 @@ from infra.planning.plans import agent_bounds
 from infra.stores.jobs import JobRecord
 from infra.stores.records import session_prefix
 from infra.tracing import traced_step
-from workers.job import outcomes
+from workers.job import outcomes, trace
 from workers.job.gate import job_llm
 from workers.job.pipeline import LiveJob, load
 from workers.job.runtime import Runtime, stage_limits
@@ -55,7 +56,7 @@ def run_sub_agent(
         job_llm(rt, live.job, "agent"),
         messages,
         tools=tools,
-        execute=execute,
+        execute=trace.traced_tools(rt, job_id, execute, time.monotonic),
         nonce=live.job.nonce,
         bounds=bounds(rt, live.job),
         on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),

@@ -13,6 +13,7 @@ from extraction.texts.results import abstract_text, failed_text, not_found_abstr
 from infra.outputs.content import read_content
 from infra.stores.jobs import JobRecord, JobStatus
 from infra.stores.records import OutputRecord
+from workers.job import trace
 from workers.job.runtime import Runtime
 
 log = logging.getLogger("toolout.workers")
@@ -55,6 +56,7 @@ def fall_back_to_truncate(rt: Runtime, job: JobRecord, output: OutputRecord, rea
     if rt.jobs.is_terminal(job.id):
         return False
     log.warning("job %s: falling back to truncate: %s", job.id, reason)
+    trace.note(rt, job.id, trace.fallback_event(reason))
     try:
         body = fallback_text(reason, truncated_view(rt, output))
     except ToolOutError as exc:

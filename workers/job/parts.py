@@ -27,7 +27,7 @@ from extraction.strategies.coverage import FailedRange, limit_reason, over_limit
 from infra.errors import LLMCallError
 from infra.stores.jobs import JobRecord
 from infra.stores.records import OutputRecord
-from workers.job import outcomes
+from workers.job import outcomes, trace
 from workers.job.next import Cover
 from workers.job.runtime import Runtime
 
@@ -81,6 +81,7 @@ def record(rt: Runtime, job: JobRecord, output: OutputRecord, failure: FailedRan
     if not rt.jobs.record_failure(job.id, failure, spent):
         return  # settled by a twin or an earlier delivery, or the job ended: nothing to count
     log.warning("job %s: part %d:%d could not be read: %s", job.id, failure.level, failure.index, failure.reason)
+    trace.note(rt, job.id, trace.failed_event(failure))
     fall_back_if_over_limit(rt, rt.jobs.get(job.id), output)
 
 

@@ -9,6 +9,7 @@ Each is traced where it is defined (`infra.tracing.traced_step`), so it has one 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 from extraction.documents.chunking import Chunk
@@ -26,7 +27,7 @@ from infra.planning.plans import plan_output_chunks, planning_rules
 from infra.stores.jobs import JobRecord, JobStatus, JobStore
 from infra.stores.records import OutputRecord
 from infra.tracing import traced_step
-from workers.job import outcomes, parts
+from workers.job import outcomes, parts, trace
 from workers.job.gate import GatedLLM, job_llm
 from workers.job.next import Cover, Fanout, Map, Next, Query, ReadGrep, ReduceGroup, ReduceStage, Settled, Span
 from workers.job.runtime import Runtime, stage_limits
@@ -171,6 +172,7 @@ def _map(
     rt: Runtime, current: LiveJob, gate: GatedLLM, index: int, start: int, end: int, by: str | None
 ) -> Settled | None:
     text, _ = decode_lossy(read_content(rt.blobs, current.output, start, end))
+    started = time.monotonic()
     try:
         report, usage = map_chunk(
             gate,
@@ -187,7 +189,11 @@ def _map(
         _map_failed(rt, current, exc, [index, start, end])
         return None
     calls = gate.take_counts()
-    return Settled(rt.jobs.record_chunk_and_settle(current.job.id, index, report.content, usage, calls, by=by))
+    event = trace.map_event(index, (start, end), text, report.content, usage, time.monotonic() - started)
+    events = [event] if rt.settings.trace_max_bytes else []
+    return Settled(
+        rt.jobs.record_chunk_and_settle(current.job.id, index, report.content, usage, calls, by=by, trace=events)
+    )
 
 
 def _map_failed(rt: Runtime, current: LiveJob, exc: ExtractionError, span: Span) -> None:
@@ -296,6 +302,7 @@ def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) ->
     if stored is not None:
         return stored
     attempts = 1 + rt.settings.map_retry_on_bad_report
+    started = time.monotonic()
     report, usage = reduce_chunk_outputs(
         job_llm(rt, live.job, "reduce"),
         live.prompt,
@@ -304,6 +311,8 @@ def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) ->
         attempts=attempts,
     )
     rt.jobs.record_reduce(live.job.id, level + 1, 0, report.content, usage)
+    seconds = time.monotonic() - started
+    trace.note(rt, live.job.id, trace.reduce_event(level + 1, 0, len(outputs), report.content, usage, seconds))
     return rt.jobs.reduce_output(live.job.id, level + 1, 0) or report.content
 
 
@@ -311,6 +320,7 @@ def _finish_single(rt: Runtime, live: LiveJob, content: str, **fields: object) -
     """Finish with a final answer: the only output with content (one chunk's map answer needs no reduce:
     a single pass), the final reduce's, or none at all (every part found nothing: NO RELEVANT DATA FOUND)."""
     report = FinalReport(content=content, found=bool(content.strip()) and not says_not_found(content), closed=True)
+    trace.note(rt, live.job.id, trace.answer_event(report.content, reduced="reduce_tree" in fields))
     outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value, **fields)
 
 
@@ -332,6 +342,7 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
     if len(members) == 1:
         rt.jobs.record_reduce(job_id, level + 1, group, inputs[members[0]], Usage())
         return
+    started = time.monotonic()
     try:
         report, usage = reduce_chunk_outputs(
             job_llm(rt, live.job, "reduce"),
@@ -347,6 +358,8 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
         strategy_failed(rt, live, exc, f"reduce group {group + 1} at level {level + 1} failed")
         return None
     rt.jobs.record_reduce(job_id, level + 1, group, report.content, usage)
+    seconds = time.monotonic() - started
+    trace.note(rt, job_id, trace.reduce_event(level + 1, group, len(members), report.content, usage, seconds))
 
 
 def _reduced(rt: Runtime, job_id: str, level: int, group: int) -> bool:

@@ -33,6 +33,7 @@ from extraction.strategies.coverage import FailedRange
 from infra.errors import TooManyRequests
 from infra.stores.jobs.model import RETRY_AFTER_SECONDS, JobRecord, JobStatus, ModelFallback, OverdueAction
 from infra.stores.jobs.model_calls import ModelCall, ModelUsageTotal
+from infra.stores.jobs.traces import TraceEvent
 
 log = logging.getLogger("toolout.jobs")
 
@@ -216,11 +217,14 @@ class JobStore(Protocol):
         calls: Sequence[ModelCall] = (),
         *,
         by: str | None = None,
+        trace: Sequence[str] = (),
     ) -> str | None:
         """`count_model_call` for each of `calls` (the map's own, counted whatever becomes of its output),
-        `record_chunk`, then `settle_level(job_id, 0, by=by)`: what a map task does as it ends."""
+        `add_trace`, `record_chunk`, then `settle_level(job_id, 0, by=by)`: what a map task does as it ends."""
         for call in calls:
             self.count_model_call(job_id, call.stage, call.model, call.usage, call.fallback)
+        if trace:
+            self.add_trace(job_id, trace)
         self.record_chunk(job_id, index, text, usage)
         return self.settle_level(job_id, 0, by=by)
 
@@ -232,6 +236,16 @@ class JobStore(Protocol):
         ...
 
     def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None: ...
+
+    # --- trace (`infra.stores.jobs.traces`) -----------------------------------------------------
+    def add_trace(self, job_id: str, events: Sequence[str]) -> None:
+        """Append events (`traces.event_json`) to the job's trace within the store's byte bound, while the
+        job exists (a step running after its session ended leaves nothing behind)."""
+        ...
+
+    def trace(self, job_id: str, after: int = 0) -> list[TraceEvent]:
+        """The job's trace events from `after` on, each with its `seq`; empty for an unknown job."""
+        ...
 
     # --- model calls: per model, fallbacks, waiting for provider limits ---------------------------
     def count_model_call(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from infra.redis.hash_codec import HashCodec
 from infra.stores.jobs.base import JobStore, UsageTotal, admitted, check_finished, failure_stage, too_many_requests
 from infra.stores.jobs.model import MAX_FALLBACKS_KEPT, JobRecord, JobStatus, ModelFallback, OverdueAction
 from infra.stores.jobs.model_calls import ModelUsageTotal
+from infra.stores.jobs.traces import DEFAULT_TRACE_MAX_BYTES, Trace, TraceEvent
 
 Clock = Callable[[], float]
 CODEC = HashCodec(JobRecord, flatten=("usage",))
@@ -38,6 +39,7 @@ class _Job:
     """level → (parts expected, the step after them), as `expect_parts` stored it."""
     fanin_sent: dict[tuple[int, int], str] = field(default_factory=dict)
     """(attempt, level) whose next step was handed out → the task id it was handed to ('': none)."""
+    trace: Trace = field(default_factory=Trace)
     expires_at: float | None = None
 
 
@@ -47,8 +49,16 @@ MAP_LEVEL = -1
 class MemoryJobStore(JobStore):
     """`JobStore` in a dict; thread-safe within one process."""
 
-    def __init__(self, *, ttl_seconds: int, deadline_seconds: int, clock: Clock = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        ttl_seconds: int,
+        deadline_seconds: int,
+        clock: Clock = time.time,
+        trace_max_bytes: int = DEFAULT_TRACE_MAX_BYTES,
+    ) -> None:
         self._ttl, self._deadline, self._clock = ttl_seconds, deadline_seconds, clock
+        self._trace_max_bytes = trace_max_bytes
         self._jobs: dict[str, _Job] = {}
         self._lock = threading.RLock()
         self._tick: tuple[str, float] | None = None
@@ -301,6 +311,17 @@ class MemoryJobStore(JobStore):
             found = [job.record for job in self._present() if job.record.session_id == session_id]
         mine = [record for record in found if tenant is None or record.tenant == tenant]
         return [_copy(record) for record in sorted(mine, key=lambda record: record.created_at)]
+
+    def add_trace(self, job_id: str, events: Sequence[str]) -> None:
+        with self._lock:
+            job = self._job(job_id)
+            if job is not None:
+                job.trace.add(events, self._trace_max_bytes)
+
+    def trace(self, job_id: str, after: int = 0) -> list[TraceEvent]:
+        with self._lock:
+            job = self._job(job_id)
+            return [] if job is None else job.trace.read(after)
 
     def delete(self, job_ids: list[str]) -> None:
         with self._lock:

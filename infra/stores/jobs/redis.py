@@ -36,16 +36,25 @@ from infra.stores.jobs.model import (
 )
 from infra.stores.jobs.model_calls import ModelCall, ModelUsageTotal, job_model_usage, totals_from_fields
 from infra.stores.jobs.redis_indexes import JobIndexes, TenantLiveJobs
+from infra.stores.jobs.redis_traces import RedisTraces
 from infra.stores.jobs.scripts import CODEC, SCRIPTS, TOTALS_SEPARATOR, script_source, usage_args
+from infra.stores.jobs.traces import DEFAULT_TRACE_MAX_BYTES, TraceEvent
 
 
 class RedisJobStore(JobStore):
     """`JobStore` on one Redis; safe to share between threads and processes."""
 
     def __init__(
-        self, client: redis.Redis, *, ttl_seconds: int, deadline_seconds: int, clock: Callable[[], float] = time.time
+        self,
+        client: redis.Redis,
+        *,
+        ttl_seconds: int,
+        deadline_seconds: int,
+        clock: Callable[[], float] = time.time,
+        trace_max_bytes: int = DEFAULT_TRACE_MAX_BYTES,
     ) -> None:
         self._r = client
+        self._traces = RedisTraces(client, trace_max_bytes)
         self._clock = clock
         self._ttl = ttl_seconds
         self._deadline = deadline_seconds
@@ -209,14 +218,17 @@ class RedisJobStore(JobStore):
         calls: Sequence[ModelCall] = (),
         *,
         by: str | None = None,
+        trace: Sequence[str] = (),
     ) -> str | None:
-        """The map's model calls counted, its part recorded, its level settled: one round trip, the scripts
-        run in this order (the settle sees the part; a job's per-model counts are complete before a map
-        hands its reduce on)."""
+        """The map's model calls counted, its trace added, its part recorded, its level settled: one round
+        trip, the scripts run in this order (the settle sees the part; a job's per-model counts are complete
+        before a map hands its reduce on)."""
 
         def writes(pipe: redis.client.Pipeline) -> None:
             for call in calls:
                 self._evalsha(pipe, "count_model_call", *self._count_call(job_id, call))
+            if trace:
+                self._evalsha(pipe, "add_trace", *self._traces.call(job_id, trace))
             self._evalsha(
                 pipe,
                 "record_part",
@@ -224,7 +236,7 @@ class RedisJobStore(JobStore):
             )
             self._evalsha(pipe, "settle_level", *self._settle_call(job_id, 0, by))
 
-        *_, outcome, then = self._batch(writes, "count_model_call", "record_part", "settle_level")
+        *_, outcome, then = self._batch(writes, "count_model_call", "add_trace", "record_part", "settle_level")
         if outcome == -1:
             raise NotFound(f"no extraction job {job_id!r}", job_id=job_id)
         return None if then is None else as_text(then)
@@ -304,6 +316,13 @@ class RedisJobStore(JobStore):
             UsageTotal(tenant=tenant, model=model, usage=Usage.model_validate(counts))
             for (tenant, model), counts in sorted(owners.items())
         ]
+
+    def add_trace(self, job_id: str, events: Sequence[str]) -> None:
+        if events:
+            self._run("add_trace", *self._traces.call(job_id, events))
+
+    def trace(self, job_id: str, after: int = 0) -> list[TraceEvent]:
+        return self._traces.read(job_id, after)
 
     def add_agent_progress(self, job_id: str, *, turns: int = 0, tool_calls: int = 0) -> None:
         counts = ["agent_turns", turns, "agent_tool_calls", tool_calls]

@@ -39,6 +39,7 @@ SCRIPTS = (
     "count_model_call",
     "note_waiting",
     "count_start",
+    "add_trace",
 )
 
 

@@ -88,6 +88,19 @@ def jobs(kind: str, clock: Clock) -> JobStore:
     return RedisJobStore(_client(clock), ttl_seconds=600, deadline_seconds=60, clock=clock)
 
 
+SMALL_TRACE_BOUND = 1200
+"""Three 330-byte events and the `truncated` marker fit; a fourth event does not."""
+
+
+@pytest.fixture()
+def small_trace_jobs(kind: str, clock: Clock) -> JobStore:
+    if kind == "memory":
+        return MemoryJobStore(ttl_seconds=600, deadline_seconds=60, clock=clock, trace_max_bytes=SMALL_TRACE_BOUND)
+    return RedisJobStore(
+        _client(clock), ttl_seconds=600, deadline_seconds=60, clock=clock, trace_max_bytes=SMALL_TRACE_BOUND
+    )
+
+
 @pytest.fixture()
 def records(kind: str, clock: Clock) -> RecordStore:
     if kind == "memory":

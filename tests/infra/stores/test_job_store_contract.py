@@ -11,7 +11,8 @@ from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from infra.errors import TooManyRequests
 from infra.stores.jobs import JobRecord, JobStatus, JobStore, OverdueAction
-from tests.infra.stores.conftest import Clock
+from infra.stores.jobs.traces import event_json
+from tests.infra.stores.conftest import SMALL_TRACE_BOUND, Clock
 
 
 def new_job(jobs: JobStore, job_id: str = "j1", *, tenant: str = "dev", max_live: int = 0, **fields) -> JobRecord:
@@ -493,3 +494,41 @@ def test_recording_and_settling_at_once_counts_once_and_hands_out_the_step_once(
     assert jobs.chunk_outputs("j1") == {0: "a", 1: "b"}
     with pytest.raises(NotFound):
         jobs.record_chunk_and_settle("ghost", 0, "x", Usage(calls=1))
+
+
+# --- trace -------------------------------------------------------------------------------------
+def test_a_trace_reads_back_in_order_from_any_point(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.add_trace("j1", [event_json({"kind": "map", "chunk": i}) for i in range(3)])
+    jobs.record_chunk_and_settle("j1", 3, "x", Usage(calls=1), trace=[event_json({"kind": "map", "chunk": 3})])
+    assert [(e["seq"], e["chunk"]) for e in jobs.trace("j1")] == [(i, i) for i in range(4)]
+    assert [e["seq"] for e in jobs.trace("j1", after=2)] == [2, 3] and jobs.trace("j1", after=4) == []
+    assert jobs.trace("unknown") == []
+
+
+def test_a_trace_under_its_bound_keeps_every_event(jobs: JobStore) -> None:
+    new_job(jobs)
+    event = event_json({"kind": "map", "answer": "x" * 900})
+    for _ in range(40):
+        jobs.add_trace("j1", [event, event])
+    assert [e["kind"] for e in jobs.trace("j1")] == ["map"] * 80
+
+
+def test_a_small_bound_cuts_the_trace_once_and_nothing_follows(small_trace_jobs: JobStore) -> None:
+    jobs = small_trace_jobs
+    new_job(jobs)
+    event = event_json({"kind": "map", "answer": "y" * 300})
+    for _ in range(10):
+        jobs.add_trace("j1", [event])
+    kept = jobs.trace("j1")
+    assert [e["kind"] for e in kept] == ["map", "map", "map", "truncated"]
+    assert kept[-1]["max_bytes"] == SMALL_TRACE_BOUND
+    assert sum(len(event_json({k: v for k, v in e.items() if k != "seq"})) for e in kept) <= SMALL_TRACE_BOUND
+
+
+def test_a_trace_goes_with_its_job_and_a_late_write_leaves_none(jobs: JobStore) -> None:
+    new_job(jobs)
+    jobs.add_trace("j1", [event_json({"kind": "map"})])
+    jobs.delete_session_jobs("s1")
+    jobs.add_trace("j1", [event_json({"kind": "map"})])  # a step still running after its session ended
+    assert jobs.trace("j1") == []

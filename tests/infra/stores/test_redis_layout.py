@@ -92,10 +92,12 @@ def test_a_finished_job_and_everything_it_owns_expire_with_it(jobs, client) -> N
     jobs.record_failure("j1", FailedRange(level=0, index=1, chunks=[1], start=5, end=9, reason="r"))
     jobs.add_task_ids("j1", ["t1"])
     jobs.task_started("j1", "t1:0")
-    assert 0 < client.ttl(keys.job_deliveries("j1")) <= client.ttl(keys.job("j1")), "it lives as long as the job"
+    jobs.add_trace("j1", ['{"kind":"map"}'])
+    for key in (keys.job_deliveries("j1"), keys.job_trace("j1")):
+        assert 0 < client.ttl(key) <= client.ttl(keys.job("j1")), f"{key} lives as long as the job"
     assert jobs.finish("j1", JobStatus.SUCCEEDED, result="done")
     owned = (keys.job("j1"), keys.job_chunks("j1"), keys.job_failures("j1"), keys.job_tasks("j1"))
-    for key in (*owned, keys.job_deliveries("j1")):
+    for key in (*owned, keys.job_deliveries("j1"), keys.job_trace("j1")):
         assert 0 < client.ttl(key) <= 600, key
     assert client.ttl(keys.per_slot(keys.CHUNKS_FAILED_TOTAL, "j1")) == -1, "the store-wide count outlives jobs"
     assert client.zscore(keys.per_slot(keys.JOBS_ACTIVE, "j1"), "j1") is None
@@ -119,6 +121,7 @@ def test_writes_after_a_delete_leave_no_key_behind(jobs, client) -> None:
         lambda: jobs.reserve_llm_call("j1", 5),
         lambda: jobs.settle_level("j1", 0),
         lambda: jobs.update("j1", mode_used="truncate"),
+        lambda: jobs.add_trace("j1", ['{"kind":"map"}']),
     ):
         with contextlib.suppress(NotFound):
             write()
