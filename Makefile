@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test test-light test-rabbitmq lint docs docs-serve bench redis rabbitmq install clean
+.PHONY: demo test test-light test-rabbitmq lint docs docs-serve bench redis rabbitmq chromium install clean
 
 install: $(STAMP)
 
@@ -27,6 +27,10 @@ redis:
 	@command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null)
 	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no
 	@for i in $$(seq 50); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && exit 0; sleep 0.1; done; echo "redis did not start" >&2; exit 1
+
+# The console's browser test drives Debian's chromium through Playwright (no browser download).
+chromium:
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
 rabbitmq:
 	@command -v rabbitmq-server >/dev/null || (apt-get update -qq && apt-get install -y -qq rabbitmq-server >/dev/null)
@@ -45,7 +49,7 @@ lint: install
 
 # Branch coverage of every process the tests start (pyproject's [tool.coverage.*]): the table lists the
 # files not fully covered, worst first, and the run fails under `fail_under`. Plain `pytest` measures nothing.
-test: install redis
+test: install redis chromium
 	$(PY) -m pytest -q -p pytest_cov.plugin --cov --cov-report=term
 
 # CI's RabbitMQ leg: every test that starts Celery workers, again with RabbitMQ as the broker (state in Redis).

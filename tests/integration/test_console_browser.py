@@ -22,8 +22,8 @@ from tests.fixtures.stack import Stack, start_stack
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "var" / "artifacts" / "console"
 NEEDLE = "2024-03-07T10:15:00 ERROR payment gateway declined order ORD-77341 (code E_CARD_DECLINED)"
-LINES = [f"2024-03-07T10:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 7} processed batch {i}" for i in range(7_000)]
-LINES[4_321] = NEEDLE
+LINES = [f"2024-03-07T10:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 7} processed batch {i}" for i in range(4_400)]
+LINES[2_721] = NEEDLE
 EXTRACT = "the payment error for order ORD-77341"
 
 
