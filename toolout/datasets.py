@@ -6,9 +6,11 @@ Generated as a stream of byte blocks so that a 1 GB output never has to exist in
 from __future__ import annotations
 
 import json
+import os
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 CITIES = ["Lisbon", "Osaka", "Denver", "Nairobi", "Tallinn", "Recife", "Hanoi", "Quebec", "Perth", "Bergen"]
@@ -48,6 +50,30 @@ POOL_INCIDENT = Planted(
     needle="connection pool exhausted",
     request="Find incidents where the database connection pool was exhausted: timestamps, service and the error text.",
 )
+
+
+CORPUS_ENV = "TOOLOUT_CORPUS_DIR"
+"""Where the real-content corpus is, when not at its default place (`../shared/corpus` from the checkout)."""
+
+
+class CorpusMissing(FileNotFoundError):
+    """CI runs beside the corpus: there a missing corpus is a broken setup, not a reason to skip."""
+
+
+def corpus_dir(repo_root: Path, environ: Mapping[str, str] = os.environ) -> Path | None:
+    """The real-content corpus (files nobody here wrote), or None when absent outside CI.
+
+    `TOOLOUT_CORPUS_DIR` overrides the default, `<repo_root>/../shared/corpus` (CI clones the repo
+    beside `shared/`). With `CI=true` an absent corpus raises `CorpusMissing`, so the benches and tests
+    that read it fail there instead of skipping silently.
+    """
+    chosen = environ.get(CORPUS_ENV) or str(repo_root.resolve().parent / "shared" / "corpus")
+    path = Path(chosen)
+    if (path / "README.md").is_file():
+        return path
+    if environ.get("CI", "").lower() == "true":
+        raise CorpusMissing(f"no corpus at {path} (set {CORPUS_ENV}); CI=true needs it")
+    return None
 
 
 def _blocks(pieces: Iterator[str], block_bytes: int) -> Iterator[bytes]:

@@ -1,14 +1,18 @@
-"""Quality and cost of every strategy, and of two peers' baselines, on a dozen generated questions with checked answers.
+"""Quality and cost of every strategy, and of two peers' baselines, on generated and real outputs with checked answers.
 
-    python -m bench.quality.run [--quick] [--model M --api-base URL --api-key K] [--markdown FILE] [--json FILE]
+    python -m bench.quality.run [--quick] [--set all|generated|corpus] [--model M --api-base URL --api-key K]
+                                [--markdown FILE] [--json FILE]
 
 For each scenario (bench/quality/scenarios.py: lookups, counts, sums, a top-N, an absent fact over
-a JSON array, a nested JSON object, NDJSON, CSV and a service log) and each way of answering —
+a JSON array, a nested JSON object, NDJSON, CSV and a service log, all generated; bench/quality/corpus.py:
+real loghub logs, CSV tables with NA, a GeoJSON and documentation pages, read from the corpus
+beside the checkout) and each way of answering —
 toolout's `auto`, `query`, `full-chunked`, `read-grep` and `truncate`, run through the service's
 own job pipeline in this process (`toolout.local`), and the two baselines of
 bench/quality/baselines.py (Codex's head+tail cut at 10K tokens; a 2 KB preview plus Read/Grep as
 Claude Code and deepagents do) — it prints whether the answer is right, the input tokens, model
-calls and seconds, then totals per strategy.
+calls and seconds, then totals per strategy and a table per content kind. `--quick` runs the
+generated outputs at 120 KB and the corpus's quick subset: what CI runs.
 
 Without `--model` it starts the offline model (offline_model): a deterministic ranking
 stand-in, not an LLM, so its table says what each strategy lets a simple reader find, not what a
@@ -28,12 +32,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from bench.quality.baselines import Outcome, run_head_tail, run_preview_agent
+from bench.quality.corpus import corpus_scenarios
 from bench.quality.scenarios import Case, Scenario, scenarios
+from bench.quality.tables import Row, kinds_markdown, markdown, routes
 from toolout.local import LocalToolOut
 
 STRATEGIES = ["auto", "query", "full-chunked", "read-grep", "truncate"]
@@ -44,22 +50,6 @@ BASELINES: dict[str, Callable[[LocalToolOut, str, bytes, str], Outcome]] = {
 ALL = [*STRATEGIES, *BASELINES]
 FULL_BYTES, QUICK_BYTES = 2_000_000, 120_000
 OFFLINE = "openai/toolout-offline"
-
-
-@dataclass(frozen=True)
-class Row:
-    """One scenario answered one way: `status` is right, wrong, n/a or error."""
-
-    scenario: str
-    strategy: str
-    status: str
-    used: str = "-"
-    input_tokens: int = 0
-    calls: int = 0
-    seconds: float = 0.0
-    cost_usd: float | None = None
-    note: str = ""
-    answer: str = ""
 
 
 def query_missing() -> str | None:
@@ -105,17 +95,24 @@ def answer_one(local: LocalToolOut, handle: str, case: Case, scenario: Scenario,
     )
 
 
+def chosen_scenarios(which: str, *, quick: bool, only: Iterable[str] | None = None) -> list[Scenario]:
+    """The generated scenarios, the corpus's (its quick subset when `quick`; none if absent outside CI), or both."""
+    picked = scenarios() if which in ("all", "generated") else []
+    picked += corpus_scenarios(quick=quick) if which in ("all", "corpus") else []
+    names = set(only) if only is not None else None
+    return [s for s in picked if names is None or s.name in names]
+
+
 def run_suite(
     local: LocalToolOut,
     size: int,
+    chosen: list[Scenario],
     *,
-    only: Iterable[str] | None = None,
     strategies: Iterable[str] = ALL,
     progress: Callable[[Row], None] = lambda row: None,
 ) -> list[Row]:
-    """Every chosen scenario, generated at `size` bytes and stored once, answered every chosen way."""
+    """Every chosen scenario, generated at `size` bytes (or read from the corpus), stored once, answered every way."""
     missing = query_missing()
-    chosen = [s for s in scenarios() if only is None or s.name in set(only)]
     rows = []
     for scenario in chosen:
         case = scenario.build(size)
@@ -137,50 +134,10 @@ def warm_up(local: LocalToolOut) -> None:
     local.extract(handle, "warm-up", "full-chunked")
 
 
-def exact_misses(rows: list[Row]) -> list[Row]:
+def exact_misses(rows: list[Row], chosen: list[Scenario]) -> list[Row]:
     """The `exact` scenarios the query strategy got wrong (none when query is n/a)."""
-    exact = {s.name for s in scenarios() if s.exact}
+    exact = {s.name for s in chosen if s.exact}
     return [r for r in rows if r.strategy == "query" and r.scenario in exact and r.status not in ("right", "n/a")]
-
-
-# ---------------------------------------------------------------- tables
-
-
-def cell(row: Row) -> str:
-    """right/wrong, input tokens, calls, seconds in one cell."""
-    if row.status in ("n/a", "error"):
-        return row.status
-    mark = "✓" if row.status == "right" else "✗"
-    return f"{mark} {row.input_tokens:,} tok · {row.calls} · {row.seconds:.1f}s"
-
-
-def totals(rows: list[Row], strategy: str) -> str:
-    mine = [r for r in rows if r.strategy == strategy and r.status in ("right", "wrong")]
-    if not mine:
-        return "n/a"
-    right = sum(r.status == "right" for r in mine)
-    tokens, calls, seconds = (sum(getattr(r, f) for r in mine) for f in ("input_tokens", "calls", "seconds"))
-    costs = [r.cost_usd for r in mine if r.cost_usd is not None]
-    cost = f" · ${sum(costs):.4f}" if costs else ""
-    return f"{right}/{len(mine)} right · {tokens:,} tok · {calls} calls · {seconds:.1f}s{cost}"
-
-
-def markdown(rows: list[Row], strategies: list[str]) -> str:
-    """Scenarios down, strategies across: ✓/✗, input tokens, calls, seconds; totals last; then n/a reasons."""
-    names = list(dict.fromkeys(r.scenario for r in rows))
-    forms = {s.name: f"{s.form}, {s.ask}" for s in scenarios()}
-    lines = ["| scenario | " + " | ".join(strategies) + " |", "|---" * (len(strategies) + 1) + "|"]
-    for name in names:
-        got = {r.strategy: r for r in rows if r.scenario == name}
-        lines.append(f"| {name} ({forms[name]}) | " + " | ".join(cell(got[s]) for s in strategies) + " |")
-    lines.append("| **total** | " + " | ".join(totals(rows, s) for s in strategies) + " |")
-    notes = {f"{r.strategy}: {r.note}" for r in rows if r.status in ("n/a", "error")}
-    return "\n".join(lines + [""] + [f"- {n}" for n in sorted(notes)])
-
-
-def routes(rows: list[Row]) -> str:
-    """Where auto went, per scenario (the table's `auto` column hides it)."""
-    return ", ".join(f"{r.scenario}→{r.used}" for r in rows if r.strategy == "auto")
 
 
 # ---------------------------------------------------------------- command line
@@ -203,38 +160,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--api-base", help="the model's endpoint, as litellm takes it")
     parser.add_argument("--api-key", help="the model's key (or litellm's usual environment variables)")
     parser.add_argument("--only", help="comma-separated scenario names")
+    parser.add_argument(
+        "--set", default="all", choices=["all", "generated", "corpus"], help="generated outputs, the corpus's, or both"
+    )
     parser.add_argument("--strategies", default=",".join(ALL), help=f"comma-separated subset of {','.join(ALL)}")
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown to this file")
     parser.add_argument("--json", type=Path, help="also write every row, the scenarios and the table to this file")
     return parser.parse_args(argv)
 
 
-def report(rows: list[Row], strategies: list[str], table: str) -> dict[str, Any]:
+def report(rows: list[Row], strategies: list[str], chosen: list[Scenario]) -> dict[str, Any]:
     """The run as data, for a caller in another process (the CI test runs this bench as a subprocess)."""
     return {
         "strategies": strategies,
-        "scenarios": [{"name": s.name, "exact": s.exact} for s in scenarios()],
+        "scenarios": [{"name": s.name, "exact": s.exact, "source": s.source, "kind": s.kind} for s in chosen],
         "rows": [asdict(row) for row in rows],
-        "markdown": table,
+        "markdown": markdown(rows, strategies, chosen),
+        "kinds": kinds_markdown(rows, strategies, chosen),
     }
 
 
 def run_with_model(args: argparse.Namespace, model: str, api_base: str | None, api_key: str | None) -> int:
     size = args.kb * 1000 if args.kb else QUICK_BYTES if args.quick else FULL_BYTES
     strategies = [s for s in args.strategies.split(",") if s]
-    only = args.only.split(",") if args.only else None
-    print(f"quality: {model} at {api_base or 'its default endpoint'}; outputs of {size / 1e6:.2f} MB")
+    chosen = chosen_scenarios(args.set, quick=args.quick, only=args.only.split(",") if args.only else None)
+    corpus = sum(s.source == "corpus" for s in chosen)
+    print(f"quality: {model} at {api_base or 'its default endpoint'}; outputs of {size / 1e6:.2f} MB, {corpus} corpus")
     print(f"{'scenario':<15} {'strategy':<15} {'status':<6} {'used':<24} {'input tok':>11} {'calls':>5} {'seconds':>7}")
     with LocalToolOut(model, api_base=api_base, api_key=api_key) as local:
         warm_up(local)
-        rows = run_suite(local, size, only=only, strategies=strategies, progress=print_row)
-    table = markdown(rows, strategies)
-    print("\n" + table + "\n\nauto routed: " + routes(rows))
+        rows = run_suite(local, size, chosen, strategies=strategies, progress=print_row)
+    done = report(rows, strategies, chosen)
+    text = f"{done['markdown']}\n\nauto routed: {routes(rows)}\n\nPer content kind:\n\n{done['kinds']}\n"
+    print("\n" + text)
     if args.markdown:
-        args.markdown.write_text(f"{table}\n\nauto routed: {routes(rows)}\n")
+        args.markdown.write_text(text)
     if args.json:
-        args.json.write_text(json.dumps(report(rows, strategies, table), indent=1))
-    misses = exact_misses(rows)
+        args.json.write_text(json.dumps(done, indent=1))
+    misses = exact_misses(rows, chosen)
     for row in misses:
         print(f"MISS query got {row.scenario} {row.status}: {row.note or row.answer[:300]!r}")
     return 1 if misses else 0

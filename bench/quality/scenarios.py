@@ -31,6 +31,8 @@ class Case:
     content: bytes
     must: tuple[str, ...] = ()
     absent: bool = False
+    near: tuple[float, ...] = ()
+    """Computed non-integers (an average, a sum of decimals): stated at any precision of one decimal or more."""
 
     def check(self, answer: str) -> bool:
         """Right when every expected value appears (absent facts: when the answer says nothing was found)."""
@@ -38,7 +40,8 @@ class Case:
         if self.absent:
             return says_nothing_found(body)
         text = _plain_numbers(body).lower()
-        return all(_mentions(text, _plain_numbers(value).lower()) for value in self.must)
+        exact = all(_mentions(text, _plain_numbers(value).lower()) for value in self.must)
+        return exact and all(_states(text, value) for value in self.near)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,15 @@ class Scenario:
     tool_name: str
     content_type: str = "application/json"
     exact: bool = False
+    source: str = "generated"
+    """`generated` (made here, from a seed) or `corpus` (a real file: bench/quality/corpus.py)."""
+    quick: bool = True
+    """In `--quick`, the CI subset."""
+
+    @property
+    def kind(self) -> str:
+        """The row of the per-kind table: the content's form and where it came from."""
+        return f"{self.form} ({self.source})"
 
 
 def answer_body(answer: str) -> str:
@@ -78,6 +90,14 @@ def _plain_numbers(text: str) -> str:
 def _mentions(text: str, value: str) -> bool:
     """`value` appears as a whole token: 12 is not found inside 4123."""
     return re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text) is not None
+
+
+_DECIMAL = re.compile(r"(?<![\w.])-?\d+\.(\d+)(?!\w|\.\d)")
+
+
+def _states(text: str, value: float) -> bool:
+    """A decimal in `text` is `value` rounded to that decimal's own precision (54.5 and 54.47 both state 54.4712)."""
+    return any(abs(float(m.group(0)) - value) <= 0.5 * 10 ** -len(m.group(1)) + 1e-9 for m in _DECIMAL.finditer(text))
 
 
 def _json_array(records: list[dict[str, Any]]) -> bytes:

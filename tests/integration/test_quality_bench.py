@@ -1,6 +1,11 @@
 """The quality bench's quick subset (`python -m bench.quality.run --quick`), in CI: every scenario answered
 every way, and `query` exact where it must be.
 
+The quick subset holds the generated outputs at 120 KB and a few questions on the real corpus (one per content
+kind: a loghub log, a CSV, a CSV with NA, the GeoJSON, a documentation page). The corpus is found beside the
+checkout (`toolout.datasets.corpus_dir`); without it the corpus checks skip, except under `CI=true`, where the
+bench itself fails on the missing corpus and so does every test here.
+
 The bench runs as a subprocess, as a user runs it, on the embedded mode (the service's job pipeline) against
 this session's offline model, and hands its rows back as JSON. Whether `query` must be right is decided by the
 API's own OpenAPI document: once the REST mode enum offers `query`, the exact-answer scenarios are asserted,
@@ -21,8 +26,12 @@ import pytest
 
 from tests.fixtures.api_server import api_settings
 from tests.fixtures.offline_model import OfflineModelServer
+from toolout.datasets import corpus_dir
 
-pytestmark = pytest.mark.integration  # a model server and ~150 model calls: with the other server tests
+pytestmark = [
+    pytest.mark.integration,  # a model server and ~200 model calls: with the other server tests
+    pytest.mark.timeout(900),  # the bench's process (below) is given 840 s: its own failure, with its output, first
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,7 +51,7 @@ def report(offline_model: OfflineModelServer, tmp_path_factory: pytest.TempPathF
     model = ["--model", offline_model.model, "--api-base", offline_model.base_url, "--api-key", "offline"]
     argv = [sys.executable, "-m", "bench.quality.run", "--quick", *model, "--json", str(out)]
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=840)
     assert done.returncode in (0, 1) and out.exists(), (done.stdout[-3000:], done.stderr[-3000:])
     return dict(json.loads(out.read_text()))
 
@@ -96,3 +105,31 @@ def test_query_answers_the_exact_scenarios(report: dict[str, Any], rows: list[An
     assert exact and all(query[name].status == "right" for name in exact), {
         name: (query[name].status, query[name].note or query[name].answer[:300]) for name in exact
     }
+
+
+CORPUS_KINDS = {"log (corpus)", "CSV (corpus)", "CSV with NA (corpus)", "GeoJSON (corpus)", "HTML (corpus)"}
+
+
+@pytest.fixture(scope="module")
+def corpus_names(report: dict[str, Any]) -> list[str]:
+    if corpus_dir(ROOT) is None:  # under CI=true this raises: a missing corpus fails, never skips
+        pytest.skip("no corpus beside the checkout: the quick run had no corpus scenarios")
+    return [s["name"] for s in report["scenarios"] if s["source"] == "corpus"]
+
+
+def test_the_quick_run_asks_the_corpus_once_per_kind(report: dict[str, Any], corpus_names: list[str]) -> None:
+    kinds = [s["kind"] for s in report["scenarios"] if s["name"] in corpus_names]
+    assert sorted(kinds) == sorted(CORPUS_KINDS)
+
+
+def test_the_kinds_table_shows_generated_and_real_content(report: dict[str, Any], corpus_names: list[str]) -> None:
+    shown = {line.split(" | ")[0].lstrip("| ") for line in report["kinds"].splitlines()[2:]}
+    assert shown >= {*CORPUS_KINDS, "JSON array (generated)", "log (generated)"}, shown
+
+
+def test_the_corpus_scenarios_are_answered_and_some_found(rows: list[Any], corpus_names: list[str]) -> None:
+    """A floor on real content: the first 'Directory index forbidden' in the Apache log is one line to find."""
+    mine = [r for r in rows if r.scenario in corpus_names]
+    assert mine and not [r for r in mine if r.status == "error"]
+    right = {(r.scenario, r.strategy) for r in mine if r.status == "right"}
+    assert {("apache-forbidden", "full-chunked"), ("apache-forbidden", "read-grep")} <= right

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import pytest
 
 from toolout.datasets import (
+    CORPUS_ENV,
     ORDER_COUNT_REQUEST,
     ORDER_COUNT_STATUS,
     ORDER_NEEDLE,
     PLANTED_ORDER,
     POOL_INCIDENT,
+    CorpusMissing,
+    corpus_dir,
     json_orders,
     order_totals,
     service_log,
@@ -47,3 +53,26 @@ def test_order_totals_counts_what_the_generated_json_holds() -> None:
     assert order_totals(200_000) == (len(refunded), sum(order["total_cents"] for order in refunded))
     assert order_totals(200_000, "payment_failed") == (1, PLANTED_ORDER["total_cents"])
     assert ORDER_COUNT_STATUS in ORDER_COUNT_REQUEST and len(refunded) > 10
+
+
+def _corpus(at: Path) -> Path:
+    at.mkdir(parents=True)
+    (at / "README.md").write_text("# corpus\n")
+    return at
+
+
+def test_the_corpus_is_found_beside_the_checkout_by_default(tmp_path: Path) -> None:
+    found = _corpus(tmp_path / "shared" / "corpus")
+    assert corpus_dir(tmp_path / "repo", {}) == found
+
+
+def test_the_environment_names_another_corpus(tmp_path: Path) -> None:
+    _corpus(tmp_path / "shared" / "corpus")
+    other = _corpus(tmp_path / "elsewhere")
+    assert corpus_dir(tmp_path / "repo", {CORPUS_ENV: str(other)}) == other
+
+
+def test_a_missing_corpus_is_none_on_a_workstation_and_an_error_in_ci(tmp_path: Path) -> None:
+    assert corpus_dir(tmp_path / "repo", {"CI": "false"}) is None
+    with pytest.raises(CorpusMissing, match=CORPUS_ENV):
+        corpus_dir(tmp_path / "repo", {"CI": "true"})
