@@ -2,8 +2,8 @@
 every way, and `query` exact where it must be.
 
 The quick subset holds the generated outputs at 120 KB and a few questions on the real corpus (one per content
-kind small enough to run every strategy in seconds: a loghub log, a CSV, a documentation page). The corpus is found beside the
-checkout (`toolout.datasets.corpus_dir`); without it the corpus checks skip, except under `CI=true`, where the
+kind small enough to run every strategy in seconds: a loghub log, a CSV, a documentation page). The corpus is
+found beside the checkout (`toolout.datasets.corpus_dir`); without it the corpus checks skip, except under `CI=true`, where the
 bench itself fails on the missing corpus and so does every test here.
 
 The bench runs as a subprocess, as a user runs it, on the embedded mode (the service's job pipeline) against
@@ -108,7 +108,7 @@ def test_query_answers_the_exact_scenarios(report: dict[str, Any], rows: list[An
 
 
 CORPUS_KINDS = {"log (corpus)", "CSV (corpus)", "HTML (corpus)"}
-"""The quick subset's kinds: the 2–3 MB weather CSV and GeoJSON cost minutes per strategy offline (full runs only)."""
+"""The quick subset's kinds: the 2 to 3 MB weather CSV and GeoJSON cost minutes per strategy offline (full runs only)."""
 
 
 @pytest.fixture(scope="module")
