@@ -3,8 +3,8 @@ every way, and `query` exact where it must be.
 
 The quick subset holds the generated outputs at 120 KB and a few questions on the real corpus (one per content
 kind small enough to run every strategy in seconds: a loghub log, a CSV, a documentation page). The corpus is
-found beside the checkout (`toolout.datasets.corpus_dir`); without it the corpus checks skip, except under `CI=true`, where the
-bench itself fails on the missing corpus and so does every test here.
+found beside the checkout (`toolout.datasets.corpus_dir`); without it the corpus checks skip, except under
+`CI=true`, where the bench itself fails on the missing corpus and so does every test here.
 
 The bench runs as a subprocess, as a user runs it, on the embedded mode (the service's job pipeline) against
 this session's offline model, and hands its rows back as JSON. Whether `query` must be right is decided by the
