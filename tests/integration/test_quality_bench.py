@@ -108,7 +108,7 @@ def test_query_answers_the_exact_scenarios(report: dict[str, Any], rows: list[An
 
 
 CORPUS_KINDS = {"log (corpus)", "CSV (corpus)", "HTML (corpus)"}
-"""The quick subset's kinds: the 2 to 3 MB weather CSV and GeoJSON cost minutes per strategy offline (full runs only)."""
+"""The quick subset's kinds: the 2 to 3 MB weather CSV and GeoJSON take minutes per strategy (full runs only)."""
 
 
 @pytest.fixture(scope="module")
