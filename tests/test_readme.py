@@ -67,3 +67,14 @@ def test_the_two_commands_exist_and_ci_runs_the_test_command() -> None:
     assert "| `make demo` |" in README and "| `make test` |" in README
     assert "\ndemo:" in makefile and "\ntest:" in makefile
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_license_and_the_changelog_are_where_packagers_look() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    license_text = (ROOT / "LICENSE").read_text()
+    assert license_text.startswith("MIT License") and "the toolout authors" in license_text
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    assert "## [Unreleased]" in changelog and project["version"] in changelog and "**Versioning.**" in changelog
