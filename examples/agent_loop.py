@@ -16,7 +16,7 @@ on 127.0.0.1:6379, started by `make redis` if needed):
     .venv/bin/python examples/agent_loop.py                  # starts that stack, runs, stops it
     .venv/bin/python examples/agent_loop.py --api-url http://127.0.0.1:8000 --model-url http://127.0.0.1:8765/v1
 
-The second form uses a stack you started yourself (README, "Running it yourself").
+The second form uses a stack you started yourself (docs/guides/deploy.md, "Running it yourself").
 With a real model, pass `--model openai/gpt-4o-mini --model-url ''` and a natural-language task.
 """
 

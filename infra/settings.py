@@ -1,4 +1,4 @@
-"""The one settings class. Every field is documented in the README; every env var is `TOOLOUT_<FIELD>`."""
+"""The one settings class. Every field is documented in docs/configuration.md; every env var is `TOOLOUT_<FIELD>`."""
 
 from __future__ import annotations
 

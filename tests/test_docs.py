@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shutil
 import subprocess
 
@@ -82,3 +83,26 @@ def test_every_page_is_in_the_site_navigation() -> None:
     for name in pages():
         if name != "README.md":
             assert f" {name}" in config, name
+
+
+NOTEBOOK = {
+    "a design seed's number": re.compile(r"\bseed 0\d\d\b", re.I),
+    "a bench's code name (F1)": re.compile(r"\bF\d+\b"),
+    "a test's code name (R1)": re.compile(r"\bR\d+\b"),
+    "a numbered fix": re.compile(r"\bfix \d+\b", re.I),
+    "a work round": re.compile(r"\bthis round\b", re.I),
+}
+"""Lab-notebook shorthand a reader cannot resolve: the pages say what was measured or changed instead."""
+
+
+@pytest.mark.parametrize("name", pages())
+def test_no_page_speaks_lab_notebook(name: str) -> None:
+    text = page(name)
+    found = {what: sorted(set(p.findall(text))) for what, p in NOTEBOOK.items() if p.search(text)}
+    assert found == {}, name
+
+
+def test_the_notebook_patterns_catch_what_they_are_for() -> None:
+    sample = "keeps seed 002's schema; F1 at 32 chunks; R1's job; as fix 10 did; this round added"
+    assert all(p.search(sample) for p in NOTEBOOK.values())
+    assert not any(p.search("RFC 9110, HTTP/1.1, fixes 1-4, a round trip, 128 @ 500 ms") for p in NOTEBOOK.values())

@@ -48,6 +48,9 @@ from workers.local import LocalDispatcher
 
 BLOCK_BYTES = 1 << 20
 
+__all__ = ["LocalToolOut", "Result", "Stored", "extract", "local_settings", "serve"]
+"""The public API, as the Python reference renders it (`tests/test_python_reference.py`)."""
+
 
 @dataclass(frozen=True)
 class Stored:
@@ -129,6 +132,7 @@ class LocalToolOut:
         return Result(finished.result or "", finished)
 
     def close(self) -> None:
+        """Stop the thread pool and drop the in-memory stores (and with them every stored output)."""
         self.dispatcher.close()
         self.stores.close()
 

@@ -47,7 +47,11 @@ def needs_server(command: Callable[..., T]) -> Callable[..., T]:
 
 @server_app.command()
 @needs_server
-def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> None:
+def api(
+    host: str = typer.Option(None, help="the address to listen on; default TOOLOUT_API_HOST (127.0.0.1)"),
+    port: int = typer.Option(None, help="the port; default TOOLOUT_API_PORT (8000)"),
+    log_level: str = "info",
+) -> None:
     """Serve the REST API (OpenAPI docs at /docs)."""
     import uvicorn
 
@@ -55,10 +59,18 @@ def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> N
     from infra.logs import configure_logging
     from infra.settings import get_settings
 
+    settings = get_settings()
     ensure_offline_encodings()
-    json_logs = configure_logging(get_settings())  # uvicorn's loggers then propagate to the JSON root handler
+    json_logs = configure_logging(settings)  # uvicorn's loggers then propagate to the JSON root handler
     log_config = None if json_logs else uvicorn.config.LOGGING_CONFIG
-    uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level=log_level, log_config=log_config)
+    uvicorn.run(
+        "api.app:create_app",
+        factory=True,
+        host=host or settings.api_host,
+        port=port or settings.api_port,
+        log_level=log_level,
+        log_config=log_config,
+    )
 
 
 @server_app.command()

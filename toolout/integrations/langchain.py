@@ -36,7 +36,11 @@ from toolout.toolkit.call_pipeline import CallReport
 from toolout.toolkit.standard import ServiceTool
 
 SESSION_KEY = "toolout_session"
+"""The key of the run's toolout session id in the agent state (`ToolOutState`)."""
 Result = ToolMessage | Command[Any]
+
+__all__ = ["SESSION_KEY", "ToolOutMiddleware", "ToolOutState"]
+"""The public API, as the Python reference renders it (`tests/test_python_reference.py`)."""
 
 
 class ToolOutState(AgentState[Any]):
@@ -46,7 +50,12 @@ class ToolOutState(AgentState[Any]):
 
 
 class ToolOutMiddleware(AgentMiddleware[ToolOutState, Any, Any]):
+    """LangChain v1 agent middleware: a tool result too large for the context is stored in toolout and the model
+    sees the too-large message instead (the handle in the `ToolMessage`'s `artifact`); the agent gains
+    `tool_output` and the cache tools. Each run gets its own session, deleted when the run ends."""
+
     state_schema = ToolOutState
+    """The agent state this middleware adds to: the run's session id under `SESSION_KEY`."""
 
     def __init__(self, api_url: str | None = None, api_key: str | None = None, **options: Any) -> None:
         """The service as `Toolkit` takes it (`api_url`, `api_key`, else `TOOLOUT_API_URL`/`TOOLOUT_API_KEY`);
@@ -57,27 +66,35 @@ class ToolOutMiddleware(AgentMiddleware[ToolOutState, Any, Any]):
 
     # --- the run's session ---------------------------------------------------------------------------
     def before_agent(self, state: ToolOutState, runtime: Any) -> dict[str, Any] | None:
+        """Open the run's session and keep its id in the state."""
         return {SESSION_KEY: self.service.open_session().id}
 
     async def abefore_agent(self, state: ToolOutState, runtime: Any) -> dict[str, Any] | None:
+        """`before_agent` on the async client."""
         return {SESSION_KEY: (await self.service.aopen_session()).id}
 
     def after_agent(self, state: ToolOutState, runtime: Any) -> dict[str, Any] | None:
+        """Delete the run's session, unless it was given (`session_id`) or kept (`keep_session=True`)."""
         self.service.close_session(self._run_session(state))
         return None
 
     async def aafter_agent(self, state: ToolOutState, runtime: Any) -> dict[str, Any] | None:
+        """`after_agent` on the async client."""
         await self.service.aclose_session(self._run_session(state))
         return None
 
     def close(self) -> None:
+        """Delete the shared session (used outside a run) and close the client this middleware opened."""
         self.service.close()
 
     async def aclose(self) -> None:
+        """`close` on the async client."""
         await self.service.aclose()
 
     # --- tool calls ----------------------------------------------------------------------------------
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Result]) -> Result:
+        """Answer toolout's own tools with the run's session; run any other tool, and replace a result too large
+        for the context by the too-large message."""
         name, args, call_id = _call(request)
         session = _state_session(request.state) or self.service.shared_session()
         if name in self.service.tools:
@@ -88,6 +105,7 @@ class ToolOutMiddleware(AgentMiddleware[ToolOutState, Any, Any]):
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
     ) -> Result:
+        """`wrap_tool_call` for async tools and the async client."""
         name, args, call_id = _call(request)
         session = _state_session(request.state) or await self.service.ashared_session()
         if name in self.service.tools:

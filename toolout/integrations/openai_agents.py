@@ -27,6 +27,9 @@ from agents.tool_context import ToolContext
 
 from toolout.integrations.service import RunSession, ToolOutService, report_text
 
+__all__ = ["aclose", "offload", "toolout_tools"]
+"""The public API, as the Python reference renders it (`tests/test_python_reference.py`)."""
+
 Invoke = Callable[[ToolContext[Any], str], Awaitable[Any]]
 
 

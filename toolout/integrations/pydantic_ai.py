@@ -28,8 +28,15 @@ from pydantic_core import to_json
 
 from toolout.integrations.service import RunSession, ToolOutService, report_text
 
+__all__ = ["ToolOut"]
+"""The public API, as the Python reference renders it (`tests/test_python_reference.py`)."""
+
 
 class ToolOut(AbstractCapability[Any]):
+    """A PydanticAI capability: a tool result too large for the context is stored in toolout and the model sees
+    the too-large message instead; the agent gains `tool_output` and the cache tools. Each run gets its own
+    session, deleted when the run ends."""
+
     def __init__(self, api_url: str | None = None, api_key: str | None = None, **options: Any) -> None:
         """The service as `Toolkit` takes it (`api_url`, `api_key`, else `TOOLOUT_API_URL`/`TOOLOUT_API_KEY`);
         `options`: `session_id`, `keep_session`, `routes`, `buffer_ops`, `client` (`ToolOutService`)."""
@@ -37,11 +44,13 @@ class ToolOut(AbstractCapability[Any]):
         self.run_session: RunSession | None = None
 
     async def for_run(self, ctx: RunContext[Any]) -> ToolOut:
+        """A copy per run, so concurrent runs of one agent keep their sessions apart."""
         fresh = copy.copy(self)
         fresh.run_session = None
         return fresh
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
+        """Open the run's session before the run and delete it after, however the run ends."""
         self.run_session = await self.service.aopen_session()
         try:
             return await handler()
@@ -50,11 +59,13 @@ class ToolOut(AbstractCapability[Any]):
             await self.service.aclose_session(session)
 
     def get_toolset(self) -> FunctionToolset[Any]:
+        """toolout's tools for the agent: `tool_output`, the cache tools (and `buffer_ops` when asked for)."""
         return FunctionToolset([self._tool(name) for name in self.service.tools])
 
     async def after_tool_execute(
         self, ctx: RunContext[Any], *, call: ToolCallPart, tool_def: ToolDefinition, args: Any, result: Any
     ) -> Any:
+        """Store a result too large for the context (or routed by `routes`) and hand the model the message."""
         text = _text(result)
         if tool_def.name in self.service.tools or text is None:
             return result

@@ -38,6 +38,8 @@ class AsyncTransport(Transport):
     _http: httpx.AsyncClient
 
     async def execute(self, plan: Plan[T], *, cancel: Cancellation | None = None) -> T:
+        """Run one plan (`toolout.sdk.plans`): every client method is a plan run here. Call it yourself only
+        to run a plan of your own; `cancel` (a `toolout.toolkit.CancelToken`) interrupts it at its next effect."""
         driver = Driver(plan, cancel)
         while (effect := driver.next_effect()) is not None:
             with driver.step():
@@ -72,10 +74,12 @@ class AsyncToolOutClient(AsyncTransport, Endpoints):
         """`http`: an httpx client to send through instead (e.g. one bound to an in-process app, or a mock).
         `model`: what every extraction asks for unless the call names one (the service's allow-list decides)."""
         self.model = model
+        """The model extraction requests name when a call names none (one of the service's allowed models)."""
         self._http = http or httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout)
         self._http.headers.update(auth_headers(api_key))
 
     async def aclose(self) -> None:
+        """Close the pooled connections (the `async with` block does it on exit)."""
         await self._http.aclose()
 
     async def __aenter__(self) -> AsyncToolOutClient:

@@ -88,6 +88,9 @@ def webhook_secret() -> Plan[dict[str, Any]]:
 
 
 def cancel(job_id: str) -> Plan[dict[str, Any]]:
+    """`POST /v1/extractions/{id}/cancel`: stop a queued or running job and answer it, now `canceled`.
+
+    Canceling twice is harmless; a job that already finished otherwise is a `ConflictError` (409)."""
     return (yield from call_json("POST", f"/v1/extractions/{job_id}/cancel"))
 
 

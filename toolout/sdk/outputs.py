@@ -18,6 +18,8 @@ def create_session() -> Plan[str]:
 
 
 def delete_session(session_id: str) -> Plan[None]:
+    """`DELETE /v1/sessions/{id}`: remove the session with its outputs, variables, files and jobs now, rather
+    than when it has been idle for the server's `TOOLOUT_SESSION_TTL_SECONDS`."""
     yield from call_json("DELETE", f"/v1/sessions/{session_id}")
 
 

@@ -31,6 +31,8 @@ class SyncTransport(Transport):
     _http: httpx.Client
 
     def execute(self, plan: Plan[T], *, cancel: Cancellation | None = None) -> T:
+        """Run one plan (`toolout.sdk.plans`): every client method is a plan run here. Call it yourself only
+        to run a plan of your own; `cancel` (a `toolout.toolkit.CancelToken`) interrupts it at its next effect."""
         driver = Driver(plan, cancel)
         while (effect := driver.next_effect()) is not None:
             with driver.step():
@@ -65,10 +67,12 @@ class ToolOutClient(SyncTransport, Endpoints):
         """`http`: an httpx client to send through instead (e.g. one bound to an in-process app, or a mock).
         `model`: what every extraction asks for unless the call names one (the service's allow-list decides)."""
         self.model = model
+        """The model extraction requests name when a call names none (one of the service's allowed models)."""
         self._http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout)
         self._http.headers.update(auth_headers(api_key))
 
     def close(self) -> None:
+        """Close the pooled connections (the `with` block does it on exit)."""
         self._http.close()
 
     def __enter__(self) -> ToolOutClient:

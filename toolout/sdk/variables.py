@@ -66,6 +66,8 @@ def buffer_ops(session_id: str, args: str | bytes | Mapping[str, Any]) -> Plan[T
 
 
 def peek_variable(session_id: str, name: str, *, offset: int = 0, max_chars: int | None = None) -> Plan[dict[str, Any]]:
+    """`GET …/variables/{name}/peek`: a window of a variable's text from `offset` (at most `max_chars`
+    characters, else the server's default), with its size: look before reading the whole of it."""
     params = {"offset": offset, "max_chars": max_chars}
     return (yield from call_json("GET", _session(session_id, f"variables/{name}/peek"), params=params))
 

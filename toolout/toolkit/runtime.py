@@ -48,6 +48,11 @@ Client = ToolOutClient | AsyncToolOutClient
 
 
 class Toolkit:
+    """Your tools plus toolout's for one agent session: offer them to the model (`openai_tools`), run the model's
+    calls (`handle`) — a result too large for the context is stored and the model gets the too-large message —
+    or run a whole agent loop (`run_agent`). Plain methods use the sync client, `a`-prefixed ones the async one;
+    close it (or use `with` / `async with`) to delete the session it created."""
+
     def __init__(
         self,
         tools: Iterable[Tool],
@@ -98,10 +103,12 @@ class Toolkit:
     # --- what the model is offered ----------------------------------------------------------------
     @property
     def session_id(self) -> str | None:
+        """The toolout session the outputs and variables live in: `None` until the first call that needs one."""
         return self.session.session_id
 
     @property
     def tools(self) -> dict[str, Tool | ServiceTool]:
+        """Every tool by name: yours, then the standard ones (`tool_output`, the cache tools, `buffer_ops`)."""
         return {**self.session.tools, **self.session.service_tools}
 
     def openai_tools(self, *, strict: bool = False) -> list[dict[str, Any]]:
@@ -128,6 +135,7 @@ class Toolkit:
         return self._run(self.session.compact(messages, budget_tokens, self.count_tokens, keep_last=keep_last))
 
     def resolve_text(self, text: str) -> str:
+        """`text` with its `$var` references replaced by the variables' values (docs/spec/variables.md)."""
         return self._run(self.session.resolve_text(text))
 
     def resolve_stream(self, items: Iterable[str | T]) -> Iterator[str | T]:
@@ -145,22 +153,28 @@ class Toolkit:
 
     # --- async ---------------------------------------------------------------------------------------
     async def ahandle(self, tool_calls: Any, *, cancel: CancelToken | None = None) -> list[dict[str, Any]]:
+        """`handle`, awaited: the calls run concurrently on the async client."""
         return [report.to_openai() for report in await self.arun_calls(tool_calls, cancel=cancel)]
 
     async def arun_calls(self, tool_calls: Any, *, cancel: CancelToken | None = None) -> list[CallReport]:
+        """`run_calls`, awaited."""
         ctx = self._ctx(cancel)
         return await self._arun(self.session.calls(tool_calls_of(tool_calls), ctx), ctx.cancel_token)
 
     async def ainstructions(self, style: Style = "full") -> str:
+        """`instructions`, awaited."""
         return await self._arun(self.session.instructions(style))
 
     async def acompact(self, messages: Sequence[Any], budget_tokens: int, *, keep_last: int = 1) -> list[Any]:
+        """`compact`, awaited."""
         return await self._arun(self.session.compact(messages, budget_tokens, self.count_tokens, keep_last=keep_last))
 
     async def aresolve_text(self, text: str) -> str:
+        """`resolve_text`, awaited."""
         return await self._arun(self.session.resolve_text(text))
 
     async def aresolve_stream(self, items: AsyncIterable[str | T] | Iterable[str | T]) -> AsyncIterator[str | T]:
+        """`resolve_stream` for an async stream (a plain iterable is accepted too)."""
         resolver = await self._arun(self.session.stream())
         async for item in as_async(items):
             for out in await self._arun(resolver.push(item)):
@@ -171,6 +185,7 @@ class Toolkit:
     async def arun_agent(
         self, model: str, messages: Sequence[Any], *, max_turns: int = 10, **options: Any
     ) -> AgentResult:
+        """`run_agent` with `litellm.acompletion`."""
         agent, ctx = self._agent_options(model, max_turns, options), self._ctx(None)
         return await self._arun(agent_plan(self.session, messages, agent, ctx, self.count_tokens), ctx.cancel_token)
 
