@@ -4,7 +4,8 @@ What a careful model does with SQL over a structured output, as a pure function 
 conversation:
 
 1. no tool result yet → `Schema`;
-2. after the schema → one `Query` on the biggest table:
+2. after the schema → one `Query` on the table the request names (`event` or `events`: the biggest such),
+   else on the biggest table:
    * a "how many / count / total / sum" request → `SELECT COUNT(*)` (and `SUM(col)` for every
      numeric column the request names), filtered by the request's words that look like values:
      `col ILIKE 'value'` on a text column the request names, else `ILIKE '%value%'` on every column;
@@ -26,7 +27,7 @@ from offline_model.ranking import Term, query_terms
 
 MAX_LOOKUP_ROWS = 20
 _TABLE = re.compile(r"^TABLE (\"(?:[^\"]|\"\")+\"|\S+) \((\d+) rows\)$", re.M)
-_COLUMN = re.compile(r"^  (\S+) (.+)$")
+_COLUMN = re.compile(r"^  (\S+) (.+?)(?: \([\d,]+ NULL\))?$")
 _AGGREGATE = re.compile(r"\b(how many|count|number of|total|sum|average|avg)\b", re.I)
 _NUMERIC = ("INT", "DOUBLE", "DECIMAL", "FLOAT", "REAL", "HUGEINT", "BIGINT")
 _SQL_WORDS = {"order", "orders", "id", "ids", "value", "values", "status", "give", "their", "total", "many", "count"}
@@ -70,12 +71,24 @@ def parse_schema(text: str) -> list[Table]:
 
 
 def _queries(extract: str, tables: list[Table]) -> list[str]:
-    table = max(tables, key=lambda t: t.rows)
-    columns = {c.lower() for t in tables for c, _ in t.columns}
-    words = [w for w in rarest_words(query_terms(extract)) if w not in columns]  # a column name is no value
+    table = _named_table(extract, tables)
+    names = {c.lower() for t in tables for c, _ in t.columns} | {n for t in tables for n in _table_words(t)}
+    words = [w for w in rarest_words(query_terms(extract)) if w.lower() not in names]  # a name is no value
     if _AGGREGATE.search(extract):
         return [aggregate_sql(table, extract, words)]
     return [lookup_sql(table, word) for word in words[:3]] or [f"SELECT * FROM {table.name} LIMIT {MAX_LOOKUP_ROWS}"]
+
+
+def _named_table(extract: str, tables: list[Table]) -> Table:
+    """The biggest table the request names (`event` names `events`), else the biggest table."""
+    said = set(re.findall(r"\w+", extract.lower()))
+    named = [t for t in tables if said & _table_words(t)]
+    return max(named or tables, key=lambda t: t.rows)
+
+
+def _table_words(table: Table) -> set[str]:
+    name = table.name.strip('"').lower()
+    return {name, name.removesuffix("s")}
 
 
 def rarest_words(terms: list[Term]) -> list[str]:

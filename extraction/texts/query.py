@@ -81,6 +81,8 @@ class TableView:
     rows: int
     columns: list[tuple[str, str]]
     sample: list[tuple[Any, ...]] = field(default_factory=list)
+    nulls: dict[str, int] = field(default_factory=dict)
+    """How many NULLs a column holds, for those that hold any (shown beside its type)."""
 
 
 def schema_tool() -> Tool:
@@ -141,10 +143,14 @@ def render_schema(tables: Sequence[TableView], *, max_tokens: int) -> str:
 
 
 def _table_text(table: TableView) -> str:
-    columns = "\n".join(f"  {name} {typ}" for name, typ in table.columns)
+    columns = "\n".join(f"  {name} {typ}{_nulls(table.nulls.get(name, 0))}" for name, typ in table.columns)
     header = [name for name, _ in table.columns]
     sample = render_table(header, table.sample) if table.sample else "  (no rows)"
     return f"TABLE {table_name(table.name)} ({table.rows} rows)\nCOLUMNS\n{columns}\nSAMPLE ROWS\n{sample}"
+
+
+def _nulls(count: int) -> str:
+    return f" ({count:,} NULL)" if count else ""
 
 
 def render_rows(

@@ -1,8 +1,13 @@
 """An output on local disk → one Parquet file per table, with DuckDB's own streaming readers.
 
-* a top-level JSON array, NDJSON, CSV/TSV → one table, `records`;
-* a JSON object → a table per array reachable through objects, named by its path (`items`,
-  `data.results`), and `root` for the top level's other fields.
+* a top-level JSON array, NDJSON, CSV/TSV → one table, `records` (a CSV's missing-value markers,
+  `NA` and the like, read as NULL: `infra.query.csv_reading`);
+* a JSON object → a table per array and per object keyed by id reachable through objects, named by its
+  path (`items`, `data.results`, `events`), and `root` for the top level's other fields
+  (`infra.query.json_shapes`).
+
+Every table's note says how it was made, which columns hold arrays of arrays and how big they are, and
+each column's NULL count is kept (`infra.query.describing`): the Schema shows them.
 
 Rows keep their shape: nested objects are STRUCT columns (`customer.email`), arrays inside a row
 stay LIST (`UNNEST` works). Nothing is parsed in Python: NDJSON, CSV and arrays stream from the
@@ -19,30 +24,28 @@ rewritten once (`infra.query.normalizing`), and the load is interrupted after `l
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
 
 import duckdb
 
 from extraction.documents.structured import StructuredKind
+from infra.query.csv_reading import csv_select
+from infra.query.describing import nested_lists, null_counts
 from infra.query.engine import (
     DuckDBError,
     EngineLimits,
     LoadFailed,
     connect,
     first_line,
-    ident,
     interrupted_after,
     literal,
 )
+from infra.query.json_shapes import Planned, object_plans
 from infra.query.normalizing import rewrite
 
 TOP_TABLE = "records"
-ROOT_TABLE = "root"
 _RENAMED_COLUMN = re.compile(r"^(.+)_\d+$")
 _REWRITE_WHEN = ("duplicate key", "duplicate name")
 
@@ -54,16 +57,9 @@ class LoadedTable:
     """The Parquet file's name inside the load directory (`t0.parquet`, …)."""
     rows: int
     note: str = ""
-    """How the name or a column was made, when it is not what the document says (the Schema shows it)."""
-
-
-@dataclass(frozen=True)
-class _Planned:
-    """One table to write: its unique name, the rows' SELECT, where it comes from."""
-
-    name: str
-    select: str
-    note: str = ""
+    """How the table, its name or a column was made (the Schema shows it)."""
+    nulls: tuple[tuple[str, int], ...] = ()
+    """Each top-level column holding NULLs, with how many."""
 
 
 def load_tables(source: Path, kind: StructuredKind, out_dir: Path, limits: EngineLimits) -> list[LoadedTable]:
@@ -116,91 +112,44 @@ def _load(
         conn.close()
 
 
-def _plans(conn: duckdb.DuckDBPyConnection, source: Path, kind: StructuredKind) -> Iterator[_Planned]:
+def _plans(conn: duckdb.DuckDBPyConnection, source: Path, kind: StructuredKind) -> list[Planned]:
     path = literal(str(source))
     whole = f"sample_size=-1, maximum_object_size={source.stat().st_size + 1}"  # one value may be the whole file
     if kind is StructuredKind.NDJSON:
-        yield _Planned(TOP_TABLE, f"SELECT * FROM read_json({path}, format='newline_delimited', {whole})")
-    elif kind in (StructuredKind.CSV, StructuredKind.TSV):
-        delim = "'\\t'" if kind is StructuredKind.TSV else "','"
-        yield _Planned(TOP_TABLE, f"SELECT * FROM read_csv({path}, delim={delim}, header=true, sample_size=-1)")
-    elif _first_char(source) == "[":
-        yield _Planned(TOP_TABLE, f"SELECT * FROM read_json({path}, format='array', {whole})")
-    else:
-        yield from _object_plans(conn, source)
+        read = f"SELECT * FROM read_json({path}, format='newline_delimited', {whole})"
+        return [Planned(TOP_TABLE, read, "one row per line")]
+    if kind in (StructuredKind.CSV, StructuredKind.TSV):
+        return [Planned(TOP_TABLE, *csv_select(conn, path, "'\\t'" if kind is StructuredKind.TSV else "','"))]
+    if _first_char(source) == "[":
+        read = f"SELECT * FROM read_json({path}, format='array', {whole})"
+        return [Planned(TOP_TABLE, read, "one row per element of the top-level array")]
+    return _object_plans(conn, source)
 
 
-def _object_plans(conn: duckdb.DuckDBPyConnection, source: Path) -> Iterator[_Planned]:
+def _object_plans(conn: duckdb.DuckDBPyConnection, source: Path) -> list[Planned]:
     size = source.stat().st_size + 1
     conn.execute(
         f"CREATE TEMP TABLE __doc AS SELECT * FROM read_json({literal(str(source))}, format='unstructured', "
         f"records=true, sample_size=-1, maximum_object_size={size})"
     )
     doc = conn.table("__doc")
-    fields = list(zip(doc.columns, doc.dtypes, strict=True))
     keys = {name: _case_base(name, doc.columns) or name for name in doc.columns}  # DuckDB renamed `Items` `items_1`
-    arrays = [found for name, typ in fields for found in _arrays(name, "$" + _step(keys[name]), ident(name), typ)]
-    scalars = [ident(n) for n, t in fields if t.id != "list"]
-    if not arrays:
-        raise LoadFailed("the JSON object holds no array to make a table of")
-    taken: set[str] = set()
-    for path, origin, expr, element in arrays:
-        rows = (
-            f"SELECT u.* FROM (SELECT unnest({expr}) AS u FROM __doc)"
-            if element.id == "struct"
-            else f"SELECT unnest({expr}) AS value FROM __doc"
-        )
-        yield _named(path, taken, rows, origin)
-    if scalars:
-        yield _named(ROOT_TABLE, taken, f"SELECT {', '.join(scalars)} FROM __doc", "")
-
-
-def _named(name: str, taken: set[str], select: str, origin: str) -> _Planned:
-    """A table named `name` unless taken; a note says where a name comes from when it is not its path
-    (`origin`, the array's JSON path; empty: the top level's other fields)."""
-    unique = _unique(name, taken)
-    if not origin:
-        return _Planned(unique, select, "" if unique == name else f"{unique!r} is the top level's other fields")
-    return _Planned(unique, select, "" if origin == f"$.{unique}" else f"{unique!r} is the array at {origin}")
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    """`name`, or `name_<n>` when a table already has it (DuckDB's names ignore case)."""
-    found, n = name, 1
-    while found.lower() in taken:
-        n += 1
-        found = f"{name}_{n}"
-    taken.add(found.lower())
-    return found
-
-
-def _arrays(
-    path: str, origin: str, expr: str, typ: duckdb.sqltypes.DuckDBPyType
-) -> Iterator[tuple[str, str, str, duckdb.sqltypes.DuckDBPyType]]:
-    """(table name, JSON path, SQL expression, element type) of each array reachable from `expr` through objects."""
-    if typ.id == "list":
-        yield path, origin, expr, typ.child
-    elif typ.id == "struct":
-        for name, child in typ.children:
-            child_type = cast("duckdb.sqltypes.DuckDBPyType", child)
-            yield from _arrays(f"{path}.{name}", origin + _step(name), f"({expr}).{ident(name)}", child_type)
-
-
-def _step(key: str) -> str:
-    """One step of a JSON path: `.key`, or `["a.b"]` for a key that is not a plain name."""
-    return f".{key}" if key.isidentifier() else f"[{json.dumps(key)}]"
+    return object_plans(conn, doc, keys)
 
 
 def _copy(
-    conn: duckdb.DuckDBPyConnection, plan: _Planned, out: Path, index: int, renamed: dict[str, str]
+    conn: duckdb.DuckDBPyConnection, plan: Planned, out: Path, index: int, renamed: dict[str, str]
 ) -> LoadedTable:
     file = f"t{index}.parquet"
     rel = conn.sql(plan.select)
     shape = " ".join([*rel.columns, *map(str, rel.dtypes)])
     rewritten = [_case_note(key, name) for name, key in renamed.items() if name in shape]
-    row = conn.execute(f"COPY ({plan.select}) TO {literal(str(out / file))} (FORMAT parquet)").fetchone()
-    said = dict.fromkeys(note for note in (plan.note, *_case_notes(rel.columns), *rewritten) if note)
-    return LoadedTable(name=plan.name, file=file, rows=int(row[0]) if row else 0, note="; ".join(said))
+    rows = conn.execute(f"COPY ({plan.select}) TO {literal(str(out / file))} (FORMAT parquet)").fetchall()
+    written = f"read_parquet({literal(str(out / file))})"
+    notes = (plan.note, *_case_notes(rel.columns), *rewritten, *nested_lists(conn, written))
+    said = dict.fromkeys(note for note in notes if note)
+    count = int(rows[0][0]) if rows else 0
+    return LoadedTable(plan.name, file, count, note="; ".join(said), nulls=null_counts(conn, written))
 
 
 def _case_note(key: str, column: str) -> str:

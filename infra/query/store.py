@@ -45,8 +45,9 @@ from infra.stores.records import OutputRecord
 log = logging.getLogger("toolout.query")
 
 MANIFEST = "manifest.json"
-FORMAT_VERSION = 2
-"""2: table names unique ignoring case, with notes (a version-1 form may hold two tables of one name)."""
+FORMAT_VERSION = 3
+"""2: table names unique ignoring case, with notes (a version-1 form may hold two tables of one name);
+3: objects keyed by id as tables, CSV missing-value markers as NULL, NULL counts (older forms load again)."""
 POLL_SECONDS = 0.05
 """How often a question waiting for a load looks again (one `exists` and one `SET NX`)."""
 
@@ -59,7 +60,9 @@ class TableEntry(BaseModel):
     rows: int
     bytes: int = 0
     note: str = ""
-    """How the name or a column was made when it is not the document's own (the Schema shows it)."""
+    """How the table, its name or a column was made (the Schema shows it)."""
+    nulls: dict[str, int] = {}
+    """Each top-level column holding NULLs, with how many."""
 
 
 class Manifest(BaseModel):
@@ -77,6 +80,8 @@ class QueryTables(Protocol):
     def row_count(self, table: str) -> int: ...
 
     def note(self, table: str) -> str: ...
+
+    def nulls(self, table: str) -> dict[str, int]: ...
 
     def columns(self, table: str) -> list[tuple[str, str]]: ...
 
@@ -113,6 +118,9 @@ class Opened:
 
     def note(self, table: str) -> str:
         return next(t.note for t in self.manifest.tables if t.name == table)
+
+    def nulls(self, table: str) -> dict[str, int]:
+        return next(t.nulls for t in self.manifest.tables if t.name == table)
 
     def columns(self, table: str) -> list[tuple[str, str]]:
         return self.sandbox.columns(table)
@@ -295,7 +303,14 @@ def _load(source: Source, kind: StructuredKind, limits: EngineLimits, work: Path
     if not tables:
         raise LoadFailed("the output loads as no table")
     entries = [
-        TableEntry(name=t.name, file=t.file, rows=t.rows, bytes=(work / t.file).stat().st_size, note=t.note)
+        TableEntry(
+            name=t.name,
+            file=t.file,
+            rows=t.rows,
+            bytes=(work / t.file).stat().st_size,
+            note=t.note,
+            nulls=dict(t.nulls),
+        )
         for t in tables
     ]
     if len({t.name.lower() for t in tables}) != len(tables):

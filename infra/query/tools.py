@@ -42,6 +42,7 @@ class QueryToolbox:
                 name=name,
                 rows=self.tables.row_count(name),
                 columns=self.tables.columns(name),
+                nulls=self.tables.nulls(name),
                 sample=self.tables.sample(name, SAMPLE_ROWS).rows,
             )
             for name in self.tables.table_names()

@@ -9,7 +9,7 @@ from extraction.texts.prompts import PromptContext, read_grep_messages
 from extraction.texts.query import query_agent_tools, query_messages
 from extraction.texts.tools import sub_agent_tools
 from offline_model import OfflineModelConfig
-from offline_model.query_agent import Table, aggregate_sql, lookup_sql, parse_schema
+from offline_model.query_agent import Table, aggregate_sql, lookup_sql, next_step, parse_schema
 from offline_model.responder import respond
 
 SCHEMA = """TABLE records (3 rows)
@@ -134,3 +134,28 @@ def test_the_query_agent_asks_for_the_schema_then_queries_then_answers() -> None
     ]
     _, _, answer = turn(messages, query_agent_tools())
     assert "ORD-77731 | payment_failed" in answer and "abcdef0123456789-FINAL" in answer
+
+
+KEYED_SCHEMA = """TABLE events (2 rows)
+COLUMNS
+  key VARCHAR
+  name VARCHAR (1 NULL)
+SAMPLE ROWS
+key | name
+TABLE performances (5 rows)
+COLUMNS
+  key VARCHAR
+  eventId BIGINT
+SAMPLE ROWS
+key | eventId"""
+
+
+def test_the_table_the_request_names_is_queried_and_its_name_is_no_value() -> None:
+    events, performances = parse_schema(KEYED_SCHEMA)
+    assert events.columns == [("key", "VARCHAR"), ("name", "VARCHAR")]
+    messages = [{"role": "tool", "content": KEYED_SCHEMA}]
+    lookup = next_step(messages, "the name of the event with id 138586341")
+    assert lookup.name == "Query" and lookup.arguments is not None
+    assert lookup.arguments["sql"].startswith("SELECT * FROM events WHERE") and "138586341" in lookup.arguments["sql"]
+    count = next_step(messages, "how many performances are there?")
+    assert count.arguments == {"sql": f"SELECT COUNT(*) AS count FROM {performances.name}"}

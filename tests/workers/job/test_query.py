@@ -16,6 +16,7 @@ from infra.query import EngineLimits
 from infra.stores.jobs import JobStatus
 from offline_model import OfflineModelConfig
 from offline_model.responder import respond
+from tests.infra.query.catalog import FIRST_EVENT, catalog_bytes, ticket_catalog
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from toolout.datasets import ORDER_NEEDLE, json_orders
 from workers.job import pipeline
@@ -219,3 +220,14 @@ def test_sql_with_a_lone_surrogate_is_kept_as_its_escape() -> None:
 
     assert kept_sql("SELECT '\ud800'") == "SELECT '\\ud800'"
     assert kept_sql("SELECT 'é'") == "SELECT 'é'" and len(kept_sql("x" * 5000)) == 2000
+
+
+def test_a_catalog_keyed_by_id_answers_a_lookup_by_key_and_a_count(make_runtime) -> None:
+    rt = make_runtime(offline_llm())
+    catalog = ticket_catalog()
+    output = store_output(rt, catalog_bytes(), tool_name="catalog.get")
+    named = run(rt, output, f"the name of the event with id {FIRST_EVENT}", mode="query")
+    assert named.status is JobStatus.SUCCEEDED and named.mode_used == "query", named.result
+    assert catalog["events"][str(FIRST_EVENT)]["name"] in named.result
+    counted = run(rt, output, "How many performances are there?", mode="query")
+    assert f"count\n{len(catalog['performances'])}\n" in counted.result, counted.result
