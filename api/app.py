@@ -40,7 +40,7 @@ from api.routers import (
 )
 from api.usage_metrics import UsageCollector
 from extraction.tokenizer_files import ensure_offline_encodings
-from infra import tracing
+from infra import tokenizers, tracing
 from infra.settings import Settings, get_settings
 from infra.wiring.stores import open_stores
 
@@ -66,6 +66,12 @@ def warm_up_model_info(services: Services) -> None:
     threading.Thread(target=services.model_limits, name="toolout-model-info", daemon=True).start()
 
 
+def warm_up_tokenizer(settings: Settings) -> None:
+    """Load the store-time token counter (seconds) in the background, so the first upload does not wait for it."""
+    encoding = settings.tokenizer_encoding
+    threading.Thread(target=tokenizers.warm_up, args=(encoding,), name="toolout-tokenizer", daemon=True).start()
+
+
 def create_app(
     settings: Settings | None = None,
     *,
@@ -82,6 +88,7 @@ def create_app(
         announce_auth_mode(settings, built.api_keys)
         if services is None:
             warm_up_model_info(built)
+            warm_up_tokenizer(settings)
         sweeper = asyncio.create_task(sweep_forever(built, sweep_interval), name="toolout-session-sweeper")
         stop_following = built.stores.follow_ends(built.ends.ended)  # wakes `?wait=` long polls
         try:

@@ -49,6 +49,7 @@ class Bench:
 
 BENCHES = {
     "stats": Bench("bench.micro.stats", ("--mb", "20", "--stream-mb", "200", "--repeat", "1")),
+    "ingest": Bench("bench.micro.ingest", ("--mb", "50", "--check-mb", "5"), redis=True),
     "grep": Bench("bench.micro.grep", ("--mb", "20", "--runs", "2", "--path", str(QUICK_GREP_LOG))),
     "query_child": Bench("bench.micro.query_child", ("--queries", "30")),
     "index_walk": Bench("bench.micro.index_walk", ("--jobs", "10000"), redis=True),

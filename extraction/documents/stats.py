@@ -26,7 +26,13 @@ from itertools import accumulate, pairwise
 
 from pydantic import BaseModel, model_serializer, model_validator
 
-from extraction.documents.tokens import DEFAULT_ENCODING, decode_lossy, get_encoding, utf8_boundary_at_or_before
+from extraction.documents.tokens import (
+    DEFAULT_ENCODING,
+    CountBatch,
+    decode_lossy,
+    tiktoken_counter,
+    utf8_boundary_at_or_before,
+)
 from extraction.errors import Conflict, InvalidInput
 
 PIECE_BYTES = 16 << 10
@@ -173,12 +179,13 @@ class StatsCounter:
         threads: int | None = None,
         piece_bytes: int = PIECE_BYTES,
         batch_bytes: int = BATCH_BYTES,
+        count_batch: CountBatch | None = None,
     ) -> None:
+        """`count_batch` counts a batch of pieces (default: tiktoken on `threads` threads); see `CountBatch`."""
         if piece_bytes < MIN_PIECE_BYTES:
             raise InvalidInput(f"piece_bytes must be at least {MIN_PIECE_BYTES}", piece_bytes=piece_bytes)
         self.encoding_name = encoding_name
-        self._encoding = get_encoding(encoding_name)
-        self._threads = threads or default_threads()
+        self._count = count_batch or tiktoken_counter(encoding_name, threads=threads or default_threads())
         self._piece_bytes, self._batch_bytes = piece_bytes, max(batch_bytes, piece_bytes)
         self._sha = hashlib.sha256()
         self._size = self._newlines = self._pending_start = self._tokens = 0
@@ -230,7 +237,7 @@ class StatsCounter:
             texts.append(text)
             self._invalid |= invalid
             start = end
-        counts = [len(tokens) for tokens in self._encoding.encode_ordinary_batch(texts, num_threads=self._threads)]
+        counts = self._count(texts)
         for end, count in zip(ends, counts, strict=True):
             self._tokens += count
             self._offsets.append(self._pending_start + end)
@@ -262,9 +269,13 @@ def measure(
     *,
     threads: int | None = None,
     piece_bytes: int = PIECE_BYTES,
+    count_batch: CountBatch | None = None,
 ) -> Measured:
-    """Measure a document given as an iterable of byte blocks (e.g. `BlobReader.iter_range`)."""
-    counter = StatsCounter(encoding_name, threads=threads, piece_bytes=piece_bytes)
+    """Measure a document given as an iterable of byte blocks (e.g. `BlobReader.iter_range`).
+
+    `count_batch` replaces tiktoken for counting pieces (`infra.tokenizers.store_counter` at store time).
+    """
+    counter = StatsCounter(encoding_name, threads=threads, piece_bytes=piece_bytes, count_batch=count_batch)
     for block in blocks:
         counter.feed(block)
     return counter.finish()

@@ -40,6 +40,25 @@ def get_encoding(name: str) -> tiktoken.Encoding:
     return tiktoken.get_encoding(name)
 
 
+CountBatch = Callable[[list[str]], list[int]]
+"""Token counts of texts, in order, each exactly as `count_tokens` (tiktoken's `encode_ordinary`) counts it.
+
+The stats pass takes one of these so a faster tokenizer can be plugged in from outside the engine
+(`infra.tokenizers`); whatever it is, it must agree with tiktoken text by text, because the chunk
+planner later re-encodes single pieces with tiktoken and trusts the index's counts for them.
+"""
+
+
+def tiktoken_counter(encoding_name: str = DEFAULT_ENCODING, *, threads: int = 1) -> CountBatch:
+    """The reference `CountBatch`: tiktoken's batch encoder on `threads` threads (it releases the GIL)."""
+    encoding = get_encoding(encoding_name)
+
+    def count_batch(texts: list[str]) -> list[int]:
+        return [len(tokens) for tokens in encoding.encode_ordinary_batch(texts, num_threads=threads)]
+
+    return count_batch
+
+
 def count_tokens(text: str, encoding_name: str = DEFAULT_ENCODING) -> int:
     """Tokens in `text`; special-token look-alikes (`<|endoftext|>`) count as plain text, never raise."""
     return len(get_encoding(encoding_name).encode_ordinary(text))

@@ -33,6 +33,7 @@ from extraction.variables.prompts import preview, preview_from_head
 from infra.blobstore import BlobStore
 from infra.outputs.content import HEAD_BYTES, char_count, head_text, iter_content, json_candidate, read_content
 from infra.stores.records import OutputRecord, SessionRecord, blob_key, new_id
+from infra.tokenizers import store_counter
 
 log = logging.getLogger("toolout.versions")
 
@@ -109,7 +110,7 @@ class Meter:
     """Measures content as it streams by: what ingest and appends both need, in one pass."""
 
     def __init__(self, encoding: str) -> None:
-        self._stats = StatsCounter(encoding)
+        self._stats = StatsCounter(encoding, count_batch=store_counter(encoding))
         self._lines = LineIndexBuilder()
         self._chars = 0
         self._head = bytearray()
