@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 
 import html_to_markdown
 
-PIECE_CHARS = 1 << 20
+PIECE_CHARS = 512 << 10
 """Characters converted at a time: past it the page is cut at the next safe place."""
 
 MAX_PIECE_FACTOR = 8
@@ -69,19 +69,23 @@ def to_markdown(html: str) -> str:
 
 def markdown_blocks(blocks: Iterable[bytes], *, piece_chars: int = PIECE_CHARS) -> Iterator[bytes]:
     """The Markdown of the HTML given as UTF-8 `blocks` (invalid bytes replaced), in pieces, as UTF-8."""
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
     pending = ""
-    for block in blocks:
-        pending += decoder.decode(block)
-        while len(pending) >= piece_chars:
-            cut = safe_cut(pending, piece_chars)
-            if cut is None:
-                break
+    for text in decoded(blocks, piece_chars):
+        pending += text
+        while len(pending) >= piece_chars and (cut := safe_cut(pending, piece_chars)) is not None:
             yield piece_markdown(pending[:cut])
             pending = pending[cut:]
-    pending += decoder.decode(b"", final=True)
     if pending.strip():
         yield piece_markdown(pending)
+
+
+def decoded(blocks: Iterable[bytes], size: int) -> Iterator[str]:
+    """The text of `blocks`, at most `size` bytes at a time: an 8 MB block is never one 8-32 MB string."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for block in blocks:
+        for start in range(0, len(block), size):
+            yield decoder.decode(block[start : start + size])
+    yield decoder.decode(b"", final=True)
 
 
 def piece_markdown(piece: str) -> bytes:

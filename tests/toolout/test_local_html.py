@@ -12,7 +12,7 @@ from extraction.documents.kinds import ContentKind
 from infra.outputs.content import read_content
 from infra.outputs.stored import PinnedTools, StoredOutput
 from infra.outputs.storing import delete_stored_output
-from infra.outputs.views import TEXT_VIEW_HEADER, reading_view
+from infra.outputs.views import TEXT_VIEW_HEADER, reading_view, view_blob_keys
 from infra.stores.jobs import JobRecord, new_job
 from infra.stores.records import OutputRecord
 from tests.fixtures.offline_model import OfflineModelServer
@@ -72,6 +72,9 @@ def test_read_and_grep_number_the_text_views_lines_and_say_so(local: LocalToolOu
 def test_deleting_a_page_removes_its_view(local: LocalToolOut) -> None:
     record = local.stores.records.get_output(local.store(PAGES[1].read_bytes(), content_type=HTML).handle)
     assert record.text_view is not None and local.stores.blobs.exists(record.text_view.blob_key)
+    assert view_blob_keys(record) == [record.text_view.blob_key, record.text_view.index_key, record.text_view.lines_key]
+    inline = record.text_view.model_copy(update={"inline": b"# page"})
+    assert view_blob_keys(record.model_copy(update={"text_view": inline})) == []
     delete_stored_output(local.stores.blobs, local.stores.records, record)
     assert not local.stores.blobs.exists(record.text_view.blob_key)
     assert not local.stores.blobs.exists(record.text_view.index_key)
