@@ -54,6 +54,32 @@ class StatsView(BaseModel):
     sha256: str
     invalid_utf8: Any = Field(description="whether (or how often) the bytes are not valid UTF-8")
     encoding: str = Field(description="the tokenizer encoding `tokens` was counted with")
+    kind: str = Field("text", description="text, json, html, xhtml or binary: sniffed when stored")
+    text_view: TextViewStats | None = Field(
+        None, description="an HTML output's text view (what jobs, Read and Grep read): its size and tokens"
+    )
+
+
+class TextViewStats(BaseModel):
+    """The readable text (Markdown) derived from an HTML output, measured like the output itself."""
+
+    bytes: int
+    lines: int
+    tokens: int
+    converter: str
+    derive_seconds: float
+
+
+def kind_fields(record: OutputRecord) -> dict[str, Any]:
+    """What `StatsView` adds to the stats: the kind, and the text view's stats when there is one."""
+    view = record.text_view
+    if view is None:
+        return {"kind": record.kind, "text_view": None}
+    stats = view.stats
+    text = TextViewStats(
+        bytes=stats.bytes, lines=stats.lines, tokens=stats.tokens, converter=view.converter, derive_seconds=view.seconds
+    )
+    return {"kind": record.kind, "text_view": text}
 
 
 class UploadResult(StatsView):
@@ -124,6 +150,9 @@ class ReadView(BaseModel):
     note: str | None = Field(
         description="what the agent should know beyond the lines (paging hint, past the end, clipping)"
     )
+    view: Literal["text", "raw"] = Field(
+        "raw", description="text: line numbers refer to an HTML output's text view (Markdown); raw: to its bytes"
+    )
 
 
 class GrepView(BaseModel):
@@ -134,6 +163,9 @@ class GrepView(BaseModel):
     lines_scanned: int
     truncated: bool = Field(description="stopped at max_matches or the time budget; later lines were not searched")
     note: str | None
+    view: Literal["text", "raw"] = Field(
+        "raw", description="text: line numbers refer to an HTML output's text view (Markdown); raw: to its bytes"
+    )
     stopped_after_seconds: float | None = Field(
         None, description="set when the grep time budget ran out: searched lines_scanned lines in this long"
     )
@@ -142,6 +174,7 @@ class GrepView(BaseModel):
 def output_view(record: OutputRecord) -> OutputView:
     return OutputView(
         **record.stats.model_dump(),
+        **kind_fields(record),
         handle=record.handle,
         session_id=record.session_id,
         tool_name=record.tool_name,
@@ -163,6 +196,9 @@ class ExtractionRequest(BaseModel):
         description="precise instructions about what to extract (blank is refused)"
     )
     mode: Mode = Field(Mode.AUTO, description="auto | full-chunked | read-grep | truncate | query")
+    view: Literal["text", "raw"] = Field(
+        "text", description="an HTML output: read its text view (Markdown, the default) or the raw markup"
+    )
     cache: bool = Field(
         True,
         description="false: run it even if an identical extraction already succeeded (its answer is cached as usual)",
@@ -191,7 +227,7 @@ class ExtractionRequest(BaseModel):
             model=self.model or settings.model,
             callback_url=self.callback_url,
             stage_models=settings.stage_models(self.model),
-        )
+        ).model_copy(update={"view": self.view})
 
 
 class WebhookSecret(BaseModel):

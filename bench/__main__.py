@@ -52,6 +52,7 @@ BENCHES = {
     "ingest": Bench("bench.micro.ingest", ("--mb", "50", "--check-mb", "5"), redis=True),
     "grep": Bench("bench.micro.grep", ("--mb", "20", "--runs", "2", "--path", str(QUICK_GREP_LOG))),
     "query_child": Bench("bench.micro.query_child", ("--queries", "30")),
+    "html_view": Bench("bench.micro.html_view", ("--mb", "10")),
     "index_walk": Bench("bench.micro.index_walk", ("--jobs", "10000"), redis=True),
     "service": Bench("bench.service.end_to_end", ("--runs", "3", "--upload-mb", "30", "--log-mb", "20"), True),
     "variables": Bench("bench.service.variables", ("--mb", "20", "--runs", "1", "--small", "100"), True),

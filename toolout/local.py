@@ -38,10 +38,12 @@ from extraction.strategies.mapreduce import ModelLimits
 from extraction.texts.oversize import is_oversized, too_large_message
 from extraction.tokenizer_files import ensure_offline_encodings
 from infra.outputs.storing import UploadMeta, store_output
+from infra.outputs.views import message_stats
 from infra.query.loaded_forms import wants_preload
 from infra.settings import Settings
 from infra.stores.bundle import Stores
 from infra.stores.jobs import JobRecord, new_job
+from infra.stores.records import OutputRecord
 from infra.wiring.stores import MEMORY_URL, open_stores
 from workers.job.runtime import build_runtime
 from workers.local import LocalDispatcher
@@ -113,15 +115,17 @@ class LocalToolOut:
 
         meta = UploadMeta(tool_name, tool_args, content_type)
         record = store_output(blobs, self.stores.records, self.session, meta, measured, lines, write)
-        stored = self._stored(record.handle, measured.stats)
+        stored = self._stored(record)
         if wants_preload(self.settings, record, data[:SNIFF_BYTES], oversized=stored.oversized):
             self.dispatcher.preload(record.handle, record.tenant)  # the first extract finds the tables kept
         return stored
 
-    def _stored(self, handle: str, stats: DocumentStats) -> Stored:
-        s = self.settings
+    def _stored(self, record: OutputRecord) -> Stored:
+        """Oversized by what was stored; the message gives what a job will read (an HTML page's text view)."""
+        s, stats, handle = self.settings, record.stats, record.handle
         oversized = is_oversized(stats, max_bytes=s.tool_response_max_bytes, budget_tokens=s.context_budget_tokens)
-        return Stored(handle, stats, oversized, too_large_message(stats, handle) if oversized else None)
+        message = too_large_message(message_stats(record), handle) if oversized else None
+        return Stored(handle, stats, oversized, message)
 
     def extract(self, handle: str, extract: str, mode: str = "auto") -> Result:
         """The `tool_output(handle, extract, mode)` call, run to its end in this thread."""

@@ -38,6 +38,7 @@ from extraction.errors import Conflict, NotFound
 from extraction.texts.results import unknown_handle_text
 from infra.errors import BackendUnavailable
 from infra.llm.catalog import check_requested_model
+from infra.outputs.views import check_readable, reading_view
 from infra.planning.estimates import ExtractionEstimate, check_budget, estimate_extraction
 from infra.settings import Settings
 from infra.stores.idempotency import fingerprint
@@ -63,6 +64,13 @@ def _live_output(records: RecordStore, handle: str, tenant: str) -> OutputRecord
             f"no stored output with handle {handle!r}", handle=handle, tool_result=unknown_handle_text(handle)
         ) from None
     return record
+
+
+def _readable_output(records: RecordStore, body: ExtractionRequest, tenant: str) -> OutputRecord:
+    """The output as the job will read it (an HTML page's text view unless `view` is raw); binary is refused."""
+    record = _live_output(records, str(body.handle), tenant)
+    check_readable(record)
+    return reading_view(record, body.view)
 
 
 def _submit(jobs: JobStore, dispatcher: Dispatcher, job: JobRecord) -> None:
@@ -101,7 +109,7 @@ def create_extraction(
     _check_extract(body, services.settings)
 
     def produce() -> Response:
-        output = _live_output(services.records, str(body.handle), tenant)
+        output = _readable_output(services.records, body, tenant)
         key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value, body.model)
         source = result_cache.find_source(services, key, tenant) if key and body.cache else None
         if key and source is not None:
@@ -163,7 +171,7 @@ def estimate(body: ExtractionRequest, services: ServicesDep, tenant: Tenant) -> 
     it makes is kept with the output, so the job asked next starts without planning again.
     """
     _check_extract(body, services.settings)
-    output = _live_output(services.records, str(body.handle), tenant)
+    output = _readable_output(services.records, body, tenant)
     key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value, body.model)
     source = result_cache.find_source(services, key, tenant) if key and body.cache else None
     found = _estimate(services, output, body)

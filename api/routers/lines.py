@@ -30,6 +30,7 @@ from api.schemas import GrepView, ReadView
 from infra.blobstore import BlobStore
 from infra.outputs.grep_engine import MAX_PATTERN_CHARS
 from infra.outputs.stored import DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT, StoredOutput, grep_time_budget
+from infra.outputs.views import is_text_view, reading_view, with_header
 from infra.settings import Settings
 from infra.stores.records import RecordStore
 
@@ -39,8 +40,13 @@ MAX_READ_LIMIT = 10_000
 MAX_CONTEXT_LINES = 100
 MAX_MATCHES = 10_000
 
-READ_QUERY = frozenset({"offset", "limit"})
-GREP_QUERY = frozenset({"pattern", "regex", "ignore_case", "before", "after", "max_matches"})
+READ_QUERY = frozenset({"offset", "limit", "view"})
+GREP_QUERY = frozenset({"pattern", "regex", "ignore_case", "before", "after", "max_matches", "view"})
+
+ViewQuery = Annotated[
+    Literal["text", "raw"],
+    Query(description="an HTML output: its text view (Markdown, the default) or the raw markup; others: raw"),
+]
 
 Flavor = Literal["text/plain", "application/json"]
 TEXT: Final = "text/plain"
@@ -109,16 +115,21 @@ def negotiate(
 Negotiated = Annotated[Flavor, Depends(negotiate)]
 
 
-def respond(flavor: Flavor, rendered: str, view: BaseModel) -> Response:
-    """The same result in the flavor asked for; `Vary` so caches keep the two apart."""
+def respond(flavor: Flavor, output: StoredOutput, rendered: str, view: BaseModel) -> Response:
+    """The same result in the flavor asked for; `Vary` so caches keep the two apart. The text of a text view
+    starts with a line saying so (`infra.outputs.views.TEXT_VIEW_HEADER`); JSON has `view: text`."""
     headers = {"Vary": "Accept"}
     if flavor == JSON:
-        return JSONResponse(view.model_dump(), headers=headers)
-    return PlainTextResponse(rendered, headers=headers)
+        return JSONResponse({**view.model_dump(), "view": output_view_name(output)}, headers=headers)
+    return PlainTextResponse(with_header(output.record, rendered), headers=headers)
+
+
+def output_view_name(output: StoredOutput) -> str:
+    return "text" if is_text_view(output.record) else "raw"
 
 
 def open_output(
-    handle: uuid.UUID, records: RecordStore, blobs: BlobStore, settings: Settings, tenant: str
+    handle: uuid.UUID, records: RecordStore, blobs: BlobStore, settings: Settings, tenant: str, view: str = "text"
 ) -> StoredOutput:
     """The caller's output (404 for an unknown handle or another tenant's); reading counts as use.
 
@@ -128,7 +139,10 @@ def open_output(
     record = records.get_output(str(handle), tenant)
     records.touch(record.session_id)
     return StoredOutput(
-        blobs, record, block_size=settings.blob_read_block_bytes, grep_time_budget=grep_time_budget(settings)
+        blobs,
+        reading_view(record, view),
+        block_size=settings.blob_read_block_bytes,
+        grep_time_budget=grep_time_budget(settings),
     )
 
 
@@ -161,13 +175,15 @@ def read_output_lines(
     limit: Annotated[
         int, Query(ge=1, le=MAX_READ_LIMIT, description="maximum number of lines to return")
     ] = DEFAULT_READ_LIMIT,
+    view: ViewQuery = "text",
 ) -> Response:
     """Lines `offset` … `offset+limit-1`, each as `{n:>6}\\t{line}`.
 
     A note says what follows, or what is past the end.
     """
-    result = open_output(handle, records, blobs, settings, tenant).read(offset=offset, limit=limit)
-    return respond(flavor, result.render(), ReadView(**result.model_dump()))
+    output = open_output(handle, records, blobs, settings, tenant, view)
+    result = output.read(offset=offset, limit=limit)
+    return respond(flavor, output, result.render(), ReadView(**result.model_dump()))
 
 
 @router.get(
@@ -199,13 +215,14 @@ def grep_output(
     max_matches: Annotated[
         int, Query(ge=1, le=MAX_MATCHES, description="stop after this many matching lines")
     ] = DEFAULT_MAX_MATCHES,
+    view: ViewQuery = "text",
 ) -> Response:
     """Matching lines as `{n:>6}:\\t{line}`, context as `{n:>6}-\\t{line}`, `--` between groups.
 
     An unsupported regex is a 400.
     """
-    output = open_output(handle, records, blobs, settings, tenant)
+    output = open_output(handle, records, blobs, settings, tenant, view)
     result = output.grep(
         pattern, regex=regex, ignore_case=ignore_case, before=before, after=after, max_matches=max_matches
     )
-    return respond(flavor, result.render(), GrepView(**result.model_dump()))
+    return respond(flavor, output, result.render(), GrepView(**result.model_dump()))

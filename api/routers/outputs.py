@@ -33,6 +33,7 @@ from api.schemas import (
     RoutedResult,
     StorePolicy,
     UploadResult,
+    kind_fields,
     output_links,
     output_view,
 )
@@ -46,6 +47,7 @@ from infra.blobstore import BlobStore
 from infra.outputs.content import content_reader
 from infra.outputs.storing import Target, UploadMeta, delete_stored_output, store_output, write_options
 from infra.outputs.versions import FileSource
+from infra.outputs.views import message_stats
 from infra.query.loaded_forms import wants_preload
 from infra.stores.idempotency import fingerprint
 from infra.stores.records import OutputRecord, SessionRecord
@@ -221,10 +223,11 @@ def _finish_upload(
         services.dispatcher.preload(record.handle, record.tenant)
     if route.kind is not DestinationKind.INLINE:
         return _routed(meta, spooled, f"{target.space.value}:{record.alias(target.space)}", record)
-    message = too_large_message(stats, record.handle) if oversized else None
+    message = too_large_message(message_stats(record), record.handle) if oversized else None
     links = output_links(record.handle, session.id)
     result = UploadResult(
         **stats.model_dump(),
+        **kind_fields(record),
         handle=record.handle,
         session_id=session.id,
         oversized=oversized,

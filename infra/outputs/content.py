@@ -74,9 +74,11 @@ def token_index(blobs: BlobStore, record: OutputRecord) -> TokenIndex:
 
 def stored_blob_keys(record: OutputRecord) -> list[str]:
     """The blobs an output owns (none when it is inline)."""
+    view = record.text_view
+    view_keys = [] if view is None or view.inline is not None else [view.blob_key, view.index_key, view.lines_key]
     if record.inline is not None:
         return []
-    return [key for key in (record.blob_key, record.index_key, record.lines_key) if key]
+    return [key for key in (record.blob_key, record.index_key, record.lines_key, *view_keys) if key]
 
 
 def char_count(blocks: Iterator[bytes]) -> int:

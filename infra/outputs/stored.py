@@ -20,6 +20,7 @@ from extraction.errors import NotFound
 from infra.blobstore import BlobStore
 from infra.outputs.content import content_reader
 from infra.outputs.grep_engine import compile_matcher
+from infra.outputs.views import with_header
 from infra.settings import Settings
 from infra.stores.records import OutputRecord
 
@@ -136,12 +137,14 @@ class PinnedTools:
         if handle != self._output.record.handle:
             raise NotFound(f"no such file {handle!r}: the only file you can access is {self._output.record.handle!r}")
         options = {k: v for k, v in arguments.items() if k != "handle" and v is not None}
+        record = self._output.record
         if name == "Read":
-            return self._output.read(**_only(options, {"offset", "limit"})).render()
+            return with_header(record, self._output.read(**_only(options, {"offset", "limit"})).render())
         if name == "Grep":
-            return self._output.grep(
+            found = self._output.grep(
                 **_only(options, {"pattern", "regex", "ignore_case", "before", "after", "max_matches"})
-            ).render()
+            )
+            return with_header(record, found.render())
         raise NotFound(f"unknown tool {name!r}: only Read and Grep are available")
 
 

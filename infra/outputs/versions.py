@@ -26,13 +26,15 @@ from pathlib import Path
 from typing import Protocol
 
 from extraction.buffers.store import append_separator, appended_content_type
+from extraction.documents.kinds import ContentKind, sniff_kind
 from extraction.documents.lines import LineIndex, LineIndexBuilder, count_chars
 from extraction.documents.stats import Measured, StatsCounter
 from extraction.documents.tokens import DEFAULT_ENCODING
 from extraction.variables.prompts import preview, preview_from_head
 from infra.blobstore import BlobStore
 from infra.outputs.content import HEAD_BYTES, char_count, head_text, iter_content, json_candidate, read_content
-from infra.stores.records import OutputRecord, SessionRecord, blob_key, new_id
+from infra.outputs.views import Blocks, Derivation, derived_keys, drop_view, view_key
+from infra.stores.records import OutputRecord, SessionRecord, TextView, blob_key, new_id
 from infra.tokenizers import store_counter
 
 log = logging.getLogger("toolout.versions")
@@ -131,6 +133,11 @@ class Meter:
         return Known(self._stats.finish(), self._lines.finish(), self._chars, bytes(self._head))
 
 
+def kind_of(content_type: str, head: bytes | None, parts: int = 1) -> ContentKind:
+    """The content's kind; appended content (`parts` > 1) is text, whatever it looks like."""
+    return sniff_kind(content_type, head or b"") if parts == 1 else ContentKind.TEXT
+
+
 def preview_of(head: bytes, size: int, content_type: str, *, parts: int = 1) -> str:
     """About 100 chars of the content for listings and the instructions (compact JSON when it is JSON).
 
@@ -186,6 +193,7 @@ class Writer:
             preview=preview_of(known.head or b"", stats.bytes, meta.content_type, parts=parts),
             parts=parts,
             inline=inline,
+            kind=kind_of(meta.content_type, known.head, parts),
         )
 
     def store_indexes(self, record: OutputRecord, known: Known) -> None:
@@ -193,9 +201,41 @@ class Writer:
             self.blobs.put_bytes(record.index_key, known.measured.index.model_dump_json().encode())
             self.blobs.put_bytes(record.lines_key, known.lines.model_dump_json().encode())
 
+    def with_text_view(self, record: OutputRecord, blocks: Blocks) -> OutputRecord:
+        """`record` with the text view of its content when it is HTML (`infra.outputs.views`).
+
+        A page the converter cannot read stays readable as HTML: the failure is logged, not raised.
+        """
+        if not ContentKind(record.kind).is_html:
+            return record
+        try:
+            view = self.text_view(record, blocks)
+        except Exception:  # the raw content is stored and readable: the view only makes reading it cheaper
+            log.warning("no text view for HTML output %s", record.handle, exc_info=True)
+            for key in derived_keys(record):
+                self.blobs.delete(key)
+            return record
+        return record.model_copy(update={"text_view": view})
+
+    def text_view(self, record: OutputRecord, blocks: Blocks) -> TextView:
+        """Stream the Markdown of the content into its own blob (inline beside an inline content), measured."""
+        derivation, meter = Derivation(blocks, self.options.block_size), Meter(self.options.encoding)
+        if record.inline is not None:
+            data = b"".join(meter.metered(derivation.markdown()))
+            known = meter.finish()
+            return derivation.view(record, known.measured.stats, known.chars, data)
+        self.blobs.put_stream(view_key(record), meter.metered(derivation.markdown()))
+        known = meter.finish()
+        view = derivation.view(record, known.measured.stats, known.chars, None)
+        self.blobs.put_bytes(view.index_key, known.measured.index.model_dump_json().encode())
+        if view.lines_key:
+            self.blobs.put_bytes(view.lines_key, known.lines.model_dump_json().encode())
+        return view
+
     def discard(self, record: OutputRecord) -> None:
         """Best effort: what survives is removed with the session (a prefix delete)."""
         try:
+            drop_view(self.blobs, record)
             for key in (record.blob_key, record.index_key, record.lines_key):
                 if key and record.inline is None:
                     self.blobs.delete(key)
@@ -288,16 +328,24 @@ class Part:
         known = self.known
         record = writer.record(self.meta, known, inline=inline, created_at=None)
         if inline is not None:
-            return record
+            return writer.with_text_view(record, lambda: [inline])
         try:
             self._write_blob(record.blob_key)
             writer.store_indexes(record, known)
             if known.chars is None or known.head is None:
                 record = self._completed(record)
+            record = writer.with_text_view(record, self._raw_blocks(record))
         except BaseException:
             writer.discard(record)
             raise
         return record
+
+    def _raw_blocks(self, record: OutputRecord) -> Blocks:
+        """The content again from its start: from the source when there is one (no blob round trip)."""
+        size, source = self.writer.options.block_size, self._source
+        if source is not None:
+            return lambda: source.blocks(size)
+        return lambda: iter_content(self.writer.blobs, record, block_size=size)
 
     def _small_content(self) -> bytes | None:
         if self._source is None or self.size > self.writer.options.inline_max_bytes:
@@ -312,5 +360,9 @@ class Part:
         known = replace(self.known, chars=chars, head=head)
         self.known = known
         return record.model_copy(
-            update={"chars": chars, "preview": preview_of(head, record.stats.bytes, record.content_type)}
+            update={
+                "chars": chars,
+                "preview": preview_of(head, record.stats.bytes, record.content_type),
+                "kind": kind_of(record.content_type, head),
+            }
         )

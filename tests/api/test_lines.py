@@ -24,8 +24,8 @@ from tests.fixtures.api_server import ApiServer, assert_error
 from toolout.client import ToolOutAPIError, ToolOutClient
 
 MiB = 1 << 20
-READ_KEYS = {"text", "first_line", "last_line", "total_lines", "truncated", "clipped_lines", "note"}
-GREP_KEYS = {"text", "matches", "lines_scanned", "truncated", "note", "stopped_after_seconds"}
+READ_KEYS = {"text", "first_line", "last_line", "total_lines", "truncated", "clipped_lines", "note", "view"}
+GREP_KEYS = {"text", "matches", "lines_scanned", "truncated", "note", "stopped_after_seconds", "view"}
 JSON_ACCEPT = {"Accept": "application/json"}
 NOWHERE = str(uuid.uuid4())  # a well-formed handle nothing is stored under
 

@@ -23,6 +23,7 @@ from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.prompts import PromptContext
 from extraction.texts.report import FinalReport, says_not_found
 from infra.outputs.content import read_content, structured_kind
+from infra.outputs.views import reading_view
 from infra.planning.plans import plan_output_chunks, planning_rules
 from infra.stores.jobs import JobRecord, JobStatus, JobStore
 from infra.stores.records import OutputRecord
@@ -67,7 +68,7 @@ def live(rt: Runtime, job: JobRecord) -> LiveJob | None:
     if output is None:
         outcomes.finish_unknown_handle(rt, job)
         return None
-    return LiveJob(job, output)
+    return LiveJob(job, reading_view(output, job.view))
 
 
 def job_over(jobs: JobStore, job_id: str) -> bool:

@@ -58,6 +58,9 @@ class JobRecord(BaseModel):
     tool_name: str = "unknown"
     extract: str
     mode_requested: str = "auto"
+    view: str = Field(
+        "text", description="what the job reads of an HTML output: its text view (text) or the markup (raw)"
+    )
     status: JobStatus = JobStatus.QUEUED
     mode_used: str | None = None
     routing_reason: str | None = None

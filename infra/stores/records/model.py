@@ -30,6 +30,26 @@ class Space(StrEnum):
     FILE = "file"
 
 
+class TextView(BaseModel):
+    """The readable text (Markdown) of an HTML output, derived once when it is stored (`infra.outputs.views`).
+
+    It has its own blob and its own token and line indexes, like the raw content; chunking, Read/Grep and
+    the token bill read it instead of the markup. Small views live in `inline`, as small outputs do.
+    """
+
+    model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+
+    converter: str = Field(description="what derived it, with its version: html-to-markdown 3.19.0")
+    source_sha256: str = Field(description="the raw content it was derived from")
+    stats: DocumentStats
+    blob_key: str
+    index_key: str
+    lines_key: str | None = None
+    chars: int | None = None
+    inline: bytes | None = None
+    seconds: float = Field(0.0, ge=0, description="how long deriving it took")
+
+
 class OutputRecord(BaseModel):
     """What we know of one stored tool output (one version of a variable or file).
 
@@ -60,6 +80,8 @@ class OutputRecord(BaseModel):
     preview: str = ""
     parts: int = Field(1, ge=1, description="uploads appended into this version; more than one: the content is text")
     inline: bytes | None = Field(None, description="the content itself when small (then no blob exists)")
+    kind: str = Field("text", description="text, json, html, xhtml or binary (extraction.documents.kinds)")
+    text_view: TextView | None = Field(None, description="an HTML output's readable text, read instead of it")
 
     @property
     def written_at(self) -> float:
