@@ -123,3 +123,25 @@ def assert_stores_in_the_bucket(service: DevService) -> None:
     s3 = seaweedfs.SeaweedFS(weed, service.plan.settings["s3_endpoint_url"]).client()
     keys = [item["Key"] for item in s3.list_objects_v2(Bucket=dev.DEV_BUCKET).get("Contents", [])]
     assert any(handle in key for key in keys), keys
+
+
+def test_the_command_says_why_it_cannot_start_and_exits_1() -> None:
+    from typer.testing import CliRunner
+
+    from toolout.cli import app
+
+    dead = f"redis://127.0.0.1:{processes.free_port()}/0"
+    result = CliRunner().invoke(app, ["dev", "--redis", dead, "--model", "openai/gpt-4o-mini"])
+    assert result.exit_code == 1 and f"toolout dev: no Redis answers at {dead}" in result.output
+
+
+def test_ctrl_c_during_start_up_exits_130(monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from toolout.cli import app
+
+    def interrupted(options: DevOptions, say: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dev, "run", interrupted)
+    assert CliRunner().invoke(app, ["dev"]).exit_code == 130
