@@ -54,6 +54,7 @@ BENCHES = {
     "query_child": Bench("bench.micro.query_child", ("--queries", "30")),
     "html_view": Bench("bench.micro.html_view", ("--mb", "10")),
     "index_walk": Bench("bench.micro.index_walk", ("--jobs", "10000"), redis=True),
+    "s3": Bench("bench.micro.s3", ("--mb", "16", "--reads", "50", "--runs", "1")),
     "service": Bench("bench.service.end_to_end", ("--runs", "3", "--upload-mb", "30", "--log-mb", "20"), True),
     "variables": Bench("bench.service.variables", ("--mb", "20", "--runs", "1", "--small", "100"), True),
     "fanout": Bench("bench.service.fanout", ("--runs-0ms", "2", "--runs-500ms", "1"), True),

@@ -39,7 +39,7 @@ pytest_plugins = (
 
 SERVER_FIXTURES = {
     "redis": {"redis_url", "redis_client", "redis_cluster", "redis_cluster_client"},
-    "s3": {"s3_endpoint_url", "s3_options", "s3_bucket", "s3_store"},
+    "s3": {"seaweedfs_server", "s3_endpoint_url", "s3_options", "s3_bucket", "s3_store"},
     "integration": {  # a server of any kind, even in this process: a socket, a thread serving it, its lifetime
         "live_api",
         "offline_model_url",

@@ -19,10 +19,11 @@ from tests.docs_pages import ROOT, blocks, fenced_blocks, page, pages, section
 
 RUN_BY = {
     "README.md": [
-        "tests/toolout/test_quickstart.py",
+        "tests/toolout/test_dev_quickstarts.py",
         "tests/toolout/mcp/test_docs_mcp_config.py",
         "tests/test_docs.py",
     ],
+    "getting-started.md": ["tests/toolout/test_dev_quickstarts.py"],  # curl and SDK run; the CLI lines parse
     "guides/toolkit.md": ["tests/test_docs.py"],  # its block is the README's quickstart, checked equal below
     "guides/mcp.md": ["tests/toolout/mcp/test_docs_mcp_config.py"],
     "guides/mcp-proxy.md": ["tests/toolout/mcp/test_proxy_cli.py"],

@@ -1,4 +1,5 @@
-"""The docs document every setting, and the README's two commands are the ones the Makefile and CI run."""
+"""The docs document every setting, the README opens on `toolout dev`, and the two commands CONTRIBUTING gives
+are the ones the Makefile and CI run."""
 
 import re
 from pathlib import Path
@@ -52,8 +53,9 @@ def test_key_placeholders_have_the_real_keys_shape() -> None:
 
 
 def test_the_readme_is_a_front_door() -> None:
-    """What toolout is, the two commands, three quickstarts and links; the rest lives in the docs site."""
+    """What toolout is, `toolout dev`, three quickstarts and links; the rest lives in the docs site."""
     assert len(README.splitlines()) <= 200
+    assert "pip install 'toolout[server]'\ntoolout dev\n" in README
     for heading in (
         "## Quickstart: your own agent loop",
         "## Quickstart: an agent framework",
@@ -63,8 +65,8 @@ def test_the_readme_is_a_front_door() -> None:
 
 
 def test_the_two_commands_exist_and_ci_runs_the_test_command() -> None:
-    makefile = (ROOT / "Makefile").read_text()
-    assert "| `make demo` |" in README and "| `make test` |" in README
+    makefile, contributing = (ROOT / "Makefile").read_text(), (ROOT / "CONTRIBUTING.md").read_text()
+    assert "| `make demo` |" in contributing and "| `make test` |" in contributing
     assert "\ndemo:" in makefile and "\ntest:" in makefile
     assert "make test" in (ROOT / ".ci" / "run").read_text()
 

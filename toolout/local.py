@@ -171,11 +171,16 @@ def extract(
 
 @contextmanager
 def serve(
-    model: str | None = None, *, api_base: str | None = None, api_key: str | None = None, **settings: Any
+    model: str | None = None,
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    port: int = 0,
+    **settings: Any,
 ) -> Iterator[str]:
     """The API on in-memory stores and a local thread pool (no Redis, Celery or blob store), under uvicorn in a
-    thread on a free loopback port, without authentication (only this machine reaches it); yields its URL.
-    Arguments as for `LocalToolOut`."""
+    thread on loopback `port` (0: a free one), without authentication (only this machine reaches it) unless
+    `auth_mode="keys"` is given; yields its URL. Arguments as for `LocalToolOut`."""
     import uvicorn
 
     from api.app import create_app
@@ -185,7 +190,7 @@ def serve(
     stores = open_stores(chosen)
     dispatcher = LocalDispatcher(build_runtime(chosen, stores, None))
     app = create_app(services=Services(settings=chosen, stores=stores, dispatcher=dispatcher))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, name="toolout-local-api", daemon=True)
     thread.start()
     try:

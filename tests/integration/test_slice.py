@@ -1,5 +1,5 @@
 """The service slice end to end: real HTTP API, real Celery worker process, real Redis, the offline
-model over HTTP through litellm, on both blob stores (local directory and S3 via moto's server)."""
+model over HTTP through litellm, on both blob stores (local directory and S3: SeaweedFS)."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@
   toolout extract HANDLE "what to extract"    a live progress bar, then the ABSTRACT
   toolout mcp                                 an MCP server: the toolout tools and stored outputs (toolout[mcp])
   toolout mcp-proxy -- npx -y @modelcontextprotocol/server-filesystem /data   an MCP gateway (toolout[mcp])
+  toolout dev                                 a development service until Ctrl-C (needs toolout[server])
   toolout api | worker | offline-model | demo | keys ...   the server (needs toolout[server])
 """
 
@@ -13,13 +14,14 @@ from __future__ import annotations
 import typer
 
 from toolout.cli.client import client_app
+from toolout.cli.dev import dev_app
 from toolout.cli.mcp import mcp_app
 from toolout.cli.mcp_proxy import mcp_proxy_app
 from toolout.cli.server import keys_app, server_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, rich_markup_mode=None)
 app.registered_commands += client_app.registered_commands + mcp_app.registered_commands + server_app.registered_commands
-app.registered_commands += mcp_proxy_app.registered_commands
+app.registered_commands += mcp_proxy_app.registered_commands + dev_app.registered_commands
 app.add_typer(keys_app, name="keys")
 
 __all__ = ["app"]

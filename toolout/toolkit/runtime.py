@@ -23,6 +23,7 @@ canceled; start a new one (with `session_id=` to keep the session's variables).
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -71,14 +72,14 @@ class Toolkit:
         offer_query: bool = False,
         model: str | None = None,
     ) -> None:
-        """`tools`: your `Tool`s (`define_tool`, `@tool`, `composite_tool`). The service: `api_url` (+ `api_key`)
-        or a `client`. `session_id`: continue a session (default: one is created on first use, and deleted by
-        `close()`). `routes`: `@tools` directive text or a dict (`toolout.toolkit.routes`). `naming(tool, args,
-        output)`: a variable name, or None for the service's `<tool>_<n>`. `standard`: which standard tools to add.
-        `max_value_chars`: largest value one `$ref` may bring into arguments (default: the service's).
-        `offer_query`: list `query` in `tool_output`'s mode enum (the SQL strategy for JSON/NDJSON/CSV outputs).
-        `model`: the model `tool_output` extractions ask the service for (one of its allowed models; default: the
-        service's own per stage); with a `client`, the client's `model` applies.
+        """`tools`: your `Tool`s (`define_tool`, `@tool`, `composite_tool`). The service: `api_url` (+ `api_key`,
+        default `TOOLOUT_API_KEY`, as `toolout dev` prints it) or a `client`. `session_id`: continue a session
+        (default: one is created on first use, and deleted by `close()`). `routes`: `@tools` directive text or a dict
+        (`toolout.toolkit.routes`). `naming(tool, args, output)`: a variable name, or None for the service's
+        `<tool>_<n>`. `standard`: which standard tools to add. `max_value_chars`: largest value one `$ref` may bring
+        into arguments (default: the service's). `offer_query`: list `query` in `tool_output`'s mode enum (the SQL
+        strategy for JSON/NDJSON/CSV outputs). `model`: the model `tool_output` extractions ask the service for (one of
+        its allowed models; default: the service's own per stage); with a `client`, the client's `model` applies.
         """
         self._model = model
         if client is None and api_url is None:
@@ -93,7 +94,7 @@ class Toolkit:
         settings = CallSettings(parse_routes(routes, own), naming, max_value_chars, extraction_timeout)
         self.session = ToolSession(own, service, settings, session_id=session_id)
         self.context = context or ToolContext()
-        self._api = (api_url, api_key)
+        self._api = (api_url, api_key if api_key is not None else os.environ.get("TOOLOUT_API_KEY"))
         self._sync = client if isinstance(client, ToolOutClient) else None
         self._async = client if isinstance(client, AsyncToolOutClient) else None
         self._owned: list[Client] = []

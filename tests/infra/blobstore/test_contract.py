@@ -1,4 +1,4 @@
-"""One contract, three stores: memory, local disk, and S3 (moto's server over real HTTP).
+"""One contract, three stores: memory, local disk, and S3 (SeaweedFS over real HTTP: tests/fixtures/s3.py).
 
 Every store runs with a 1 MiB read block and, for S3, a 5 MiB multipart threshold and part
 size, so a 12 MiB blob crosses read blocks and multipart parts without slowing the suite.
