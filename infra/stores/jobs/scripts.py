@@ -39,6 +39,8 @@ SCRIPTS = (
     "count_model_call",
     "note_waiting",
     "count_start",
+    "reserve_hedge",
+    "count_hedges",
 )
 
 
