@@ -77,3 +77,10 @@ def test_readyz_probes_each_stage_models_own_endpoint() -> None:
         ("model:reduce", "openai/gpt-4o", "http://big/v1"),
         ("model:agent", "openai/gpt-4o", "http://big/v1"),
     ]
+
+
+def test_hedging_can_be_turned_off_for_the_whole_deployment() -> None:
+    from infra.llm.catalog import ModelCatalog
+
+    assert ModelCatalog(Settings(), None).hedger is not None
+    assert ModelCatalog(Settings(hedge_enabled=False), None).hedger is None

@@ -7,6 +7,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import pytest
 
 from infra.llm.hedging import HedgePolicy, Hedger, HedgeTicket
 from infra.llm.ratelimit.pacing import CallScope, call_scope
@@ -15,8 +16,9 @@ from tests.fixtures.servers import wait_until
 from tests.infra.llm.test_client import map_call
 from workers.job.gate import GatedLLM
 
-EVERY_CALL_SLOW = "latency_ms=100;tail_fraction=1;tail_multiplier=15"
-"""Every call takes 1.5 s; the hedge trigger below is 0.2 s, so every call hedges (and the first copy wins)."""
+EVERY_CALL_SLOW = "latency_ms=100;tail_fraction=1;tail_multiplier=30"
+"""Every call takes 3 s; the hedge trigger below is 1 s, so every call hedges, the original answers first and
+its hedge still has a second to go when it is cancelled (room for a loaded machine)."""
 
 
 def tail_counts(offline_model) -> dict[str, int]:
@@ -32,7 +34,7 @@ def warmed(client):
 
 
 def gated(offline_model, jobs: MemoryJobStore, budget: int, per_call: int = 1) -> GatedLLM:
-    hedger = Hedger(HedgePolicy(initial_delay_seconds=0.2, min_samples=1000, per_call=per_call))
+    hedger = Hedger(HedgePolicy(initial_delay_seconds=1.0, min_samples=1000, per_call=per_call))
     client = warmed(offline_model.client(knobs=EVERY_CALL_SLOW, hedger=hedger))
     job = jobs.create(JobRecord(id=f"j-{uuid.uuid4()}", session_id="s", handle="h", extract="x", nonce="n"))
     return GatedLLM(client, jobs, job.id, max_calls=100, hedge_budget=budget)
@@ -64,3 +66,13 @@ def test_the_hedge_budget_holds_when_every_call_is_slow(offline_model) -> None:
     assert job.hedges_sent == 2 and jobs.hedge_totals()["sent"] == 2
     counted = job.model_usage[offline_model.model].calls
     assert sum(r.usage.calls for r in replies) == 8 == counted  # six calls and two hedges, all counted
+
+
+def test_a_hedged_call_that_fails_raises_the_providers_error_as_toolouts(offline_model) -> None:
+    from infra.errors import LLMCallError
+
+    hedger = Hedger(HedgePolicy(initial_delay_seconds=60))
+    client = offline_model.client(knobs="error_rate=1;error_kinds=500", hedger=hedger)
+    with call_scope(CallScope(hedge=HedgeTicket("map", lambda: False))), pytest.raises(LLMCallError) as failed:
+        client.complete(map_call(f"request {uuid.uuid4()}"), max_tokens=50)
+    assert failed.value.details["status_code"] == 500
