@@ -108,7 +108,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.services = built
-    app.state.metrics = Metrics(failed_chunks=built.jobs.failed_chunk_counts)
+    app.state.metrics = Metrics(failed_chunks=built.jobs.failed_chunk_counts, hedges=built.jobs.hedge_totals)
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
     app.state.metrics.registry.register(UsageCollector(built.jobs))
     install_error_handlers(app)

@@ -62,11 +62,53 @@ class FailedChunksCollector(Collector):
         )
 
 
+class HedgesCollector(Collector):
+    """`toolout_model_hedges_{sent,won}_total` and `toolout_model_hedge_tokens_total{kind}` (what the losing copies
+    cost): hedges are sent by the workers, so these are read from the job store at each scrape, as failed chunks."""
+
+    def __init__(self, read: Callable[[], dict[str, int]]) -> None:
+        self._read = read
+
+    def describe(self) -> Iterator[CounterMetricFamily]:
+        yield from self._families()
+
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        try:
+            counts = self._read()
+        except ToolOutError as exc:
+            log.warning("metrics: hedge counts unavailable: %s", exc.message)
+            return
+        sent, won, tokens = self._families()
+        sent.add_metric([], counts.get("sent", 0))
+        won.add_metric([], counts.get("won", 0))
+        for kind in ("prompt", "completion"):
+            tokens.add_metric([kind], counts.get(kind, 0))
+        yield from (sent, won, tokens)
+
+    @staticmethod
+    def _families() -> tuple[CounterMetricFamily, ...]:
+        return (
+            CounterMetricFamily("toolout_model_hedges_sent", "Hedge copies of slow model calls sent"),
+            CounterMetricFamily("toolout_model_hedges_won", "Calls a hedge answered first (the original cancelled)"),
+            CounterMetricFamily(
+                "toolout_model_hedge_tokens",
+                "What hedging cost: tokens of the losing copies (a cancelled copy: its prompt, as sent)",
+                labels=["kind"],
+            ),
+        )
+
+
 class Metrics:
-    def __init__(self, failed_chunks: Callable[[], dict[str, int]] | None = None) -> None:
+    def __init__(
+        self,
+        failed_chunks: Callable[[], dict[str, int]] | None = None,
+        hedges: Callable[[], dict[str, int]] | None = None,
+    ) -> None:
         self.registry = CollectorRegistry()
         if failed_chunks is not None:
             self.registry.register(FailedChunksCollector(failed_chunks))
+        if hedges is not None:
+            self.registry.register(HedgesCollector(hedges))
         self.requests = Counter(
             "toolout_http_requests", "HTTP requests served", ["method", "route", "status"], registry=self.registry
         )

@@ -203,6 +203,11 @@ class ExtractionRequest(BaseModel):
         True,
         description="false: run it even if an identical extraction already succeeded (its answer is cached as usual)",
     )
+    hedge: bool = Field(
+        True,
+        description="false: never send a hedge copy of this job's slow model calls (TOOLOUT_HEDGE_ENABLED=false "
+        "turns hedging off for every job)",
+    )
     max_input_tokens: int | None = Field(
         None, ge=1, description="refuse (422, the estimate in details) when the estimate needs more input tokens"
     )
@@ -220,7 +225,7 @@ class ExtractionRequest(BaseModel):
 
     def job_on(self, output: OutputRecord, settings: Settings) -> JobRecord:
         """The job this request asks for on `output` (not stored yet): whether it runs or is answered from cache."""
-        return new_job(
+        job = new_job(
             output,
             self.extract,
             self.mode,
@@ -228,6 +233,8 @@ class ExtractionRequest(BaseModel):
             callback_url=self.callback_url,
             stage_models=settings.stage_models(self.model),
         ).model_copy(update={"view": self.view})
+        job.hedge = self.hedge and settings.hedge_enabled
+        return job
 
 
 class WebhookSecret(BaseModel):

@@ -185,6 +185,19 @@ class Settings(BaseSettings):
     idempotency_ttl_seconds: int = 24 * 3600
     max_concurrent_jobs_per_tenant: int = 16
     max_llm_calls_per_job: int = 2000
+
+    # --- hedged model calls (infra/llm/hedging; the defaults' arithmetic is in its policy module) --
+    hedge_enabled: bool = Field(
+        False, description="send a hedge copy of a call that waits past the trigger (opt in: see docs/performance.md)"
+    )
+    hedge_percentile: float = Field(90.0, gt=0, le=100, description="the trigger's percentile of the latency window")
+    hedge_median_multiple: float = Field(2.0, ge=0, description="the trigger is at least this many medians")
+    hedge_floor_seconds: float = Field(1.0, ge=0, description="the trigger is at least this many seconds")
+    hedge_min_samples: int = Field(20, ge=1, description="latencies a window needs before its percentiles are used")
+    hedge_initial_delay_seconds: float = Field(3.0, ge=0, description="the trigger until a window has min_samples")
+    hedge_window: int = Field(200, ge=1, description="latencies kept per model and stage (per worker process)")
+    hedge_budget_fraction: float = Field(0.10, ge=0, le=1, description="hedges per job: this share of its calls")
+    hedge_per_call: int = Field(2, ge=1, description="hedges one call may send (one per trigger it waits past)")
     result_cache_ttl_seconds: int = Field(
         24 * 3600,
         ge=0,

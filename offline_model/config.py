@@ -26,6 +26,8 @@ class OfflineModelConfig:
     """Behaviour of the offline model (deterministic, no LLM).
 
     latency_ms/jitter_ms: added delay; jitter is derived from the request hash, not a clock.
+    tail_fraction/tail_multiplier: that share of calls waits that many times the delay (a heavy tail, drawn per
+      call: by request and arrival number, so a hedge of a slow request draws afresh; see `tails`).
     error_rate/error_kinds: share of attempts answered with an injected 429, 500 or a stall
       (`timeout`: the server holds the request for `timeout_s`, longer than any client timeout).
     fail_first: the first N attempts of every distinct request fail (kind from error_kinds), so
@@ -52,6 +54,8 @@ class OfflineModelConfig:
 
     latency_ms: float = 0.0
     jitter_ms: float = 0.0
+    tail_fraction: float = 0.0
+    tail_multiplier: float = 1.0
     error_rate: float = 0.0
     error_kinds: tuple[str, ...] = ("429", "500")
     fail_first: int = 0
@@ -77,6 +81,11 @@ class OfflineModelConfig:
         if self.malformed not in MALFORMED:
             raise ValueError(f"malformed must be one of {'|'.join(MALFORMED)}, got {self.malformed!r}")
         self._check_fault()
+        if not 0.0 <= self.tail_fraction <= 1.0 or self.tail_multiplier < 1.0:
+            raise ValueError(
+                f"tail_fraction must be within [0, 1] and tail_multiplier >= 1, got {self.tail_fraction}, "
+                f"{self.tail_multiplier}"
+            )
         if (
             min(
                 self.latency_ms,

@@ -28,6 +28,7 @@ from offline_model.config import HEADER, OfflineModelConfig
 from offline_model.limits import ProviderLimits, ServedCounts
 from offline_model.prompt import message_text
 from offline_model.responder import NAME, Answer, respond
+from offline_model.tails import TailCounts, TailPlan
 from offline_model.targeting import injected_error
 
 log = logging.getLogger("toolout.offline_model")
@@ -42,6 +43,7 @@ def create_app(config: OfflineModelConfig | None = None) -> FastAPI:
     _encoding()  # load the BPE now, not inside the first request's latency
     base = config or OfflineModelConfig.from_env()
     faults = FaultPlan()
+    tails = TailPlan()
     limits = ProviderLimits(base.rpm, base.tpm)
     app = FastAPI(title=NAME, description="Deterministic OpenAI-compatible test double for toolout. Not an LLM.")
 
@@ -55,17 +57,20 @@ def create_app(config: OfflineModelConfig | None = None) -> FastAPI:
 
     @app.get("/stats")
     async def stats() -> dict[str, Any]:
-        """Calls answered and refused by the rpm/tpm limits, and when answering began and ended."""
-        return {"rpm": limits.rpm, "tpm": limits.tpm, **dataclasses.asdict(limits.counts)}
+        """Calls answered and refused by the rpm/tpm limits, when answering began and ended, and the tail's
+        calls (`slow`, and `cancelled`: their client went away first)."""
+        counts = dataclasses.asdict(limits.counts)
+        return {"rpm": limits.rpm, "tpm": limits.tpm, **counts, "tails": dataclasses.asdict(tails.counts)}
 
     @app.delete("/stats")
     async def reset_stats() -> dict[str, Any]:
         """Start counting afresh (a bench measures one run at a time); the limits' buckets are kept."""
         limits.counts = ServedCounts()
+        tails.counts = TailCounts()
         return {"rpm": limits.rpm, "tpm": limits.tpm, **dataclasses.asdict(limits.counts)}
 
     async def chat(request: Request) -> JSONResponse:
-        return await handle_chat(request, base, faults, limits)
+        return await handle_chat(request, base, faults, limits, tails)
 
     app.add_api_route("/v1/chat/completions", chat, methods=["POST"])
     app.add_api_route("/chat/completions", chat, methods=["POST"], include_in_schema=False)
@@ -73,9 +78,14 @@ def create_app(config: OfflineModelConfig | None = None) -> FastAPI:
 
 
 async def handle_chat(
-    request: Request, base: OfflineModelConfig, faults: FaultPlan, limits: ProviderLimits | None = None
+    request: Request,
+    base: OfflineModelConfig,
+    faults: FaultPlan,
+    limits: ProviderLimits | None = None,
+    tails: TailPlan | None = None,
 ) -> JSONResponse:
-    """Validate, enforce the rpm/tpm limits, wait the configured latency, maybe inject a fault, else answer."""
+    """Validate, enforce the rpm/tpm limits, wait the configured latency (times the tail's multiplier for the
+    calls that draw it), maybe inject a fault, else answer."""
     try:
         knobs = base.with_header(request.headers.get(HEADER))
         body = await _json_body(request)
@@ -84,7 +94,8 @@ async def handle_chat(
     if limits is not None and (refused := over_limits(body, limits)) is not None:
         return refused
     digest = request_digest(body)
-    await asyncio.sleep(delay_seconds(knobs, digest))
+    if not await wait_latency(request, knobs, digest, tails):
+        return error_response(499, f"{NAME}: the client went away before the answer", "client_closed_request")
     fault = injected_error(body, knobs) or faults.decide(knobs, digest)
     if fault is not None:
         return await inject(fault, knobs, request)
@@ -142,6 +153,15 @@ def unit_interval(*parts: object) -> float:
 def delay_seconds(knobs: OfflineModelConfig, digest: str) -> float:
     """Latency plus jitter; the jitter comes from the request hash, so reruns wait the same."""
     return (knobs.latency_ms + knobs.jitter_ms * unit_interval("jitter", digest)) / 1000
+
+
+async def wait_latency(request: Request, knobs: OfflineModelConfig, digest: str, tails: TailPlan | None) -> bool:
+    """The call's delay; with a tail configured, cut short (False) when the client goes away meanwhile."""
+    if tails is None or knobs.tail_fraction <= 0:
+        await asyncio.sleep(delay_seconds(knobs, digest))
+        return True
+    seconds = delay_seconds(knobs, digest) * tails.multiplier(knobs, digest, unit_interval)
+    return await tails.wait(seconds, request.is_disconnected)
 
 
 class FaultPlan:

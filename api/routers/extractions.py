@@ -159,6 +159,7 @@ def _estimate(services: Services, output: OutputRecord, body: ExtractionRequest)
         records=services.records,
         limits=services.model_limits,
         requested_model=body.model,
+        hedge=body.hedge,
     )
 
 

@@ -2,6 +2,11 @@
 
     python -m bench.service.fanout [--chunks 32,128] [--latencies 0,500] [--runs-0ms 5] [--runs-500ms 3]
                                  [--concurrency 32] [--redis-url redis://127.0.0.1:6379/10]
+                                 [--tail-fraction 0.05 --tail-multiplier 10 --runs-tail 20]
+
+Then the tail case (`bench/service/fanout_tails.py`, issue 30): 32 chunks @ 500 ms with 5 % of calls 10x
+slow, toolout (hedged calls) vs gather vs LCEL, median and p95 over 20 jobs a side (`--tail-fraction 0`
+skips it).
 
 One stack per model latency (offline model at TOOLOUT_OFFLINE_LATENCY_MS, API, and ONE Celery
 worker process of --concurrency threads: one process with 32 calls in flight is the layout of the
@@ -338,6 +343,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--redis-url", default="redis://127.0.0.1:6379/10", help="a Redis database this bench may flush"
     )
+    parser.add_argument("--tail-fraction", type=float, default=0.05, help="the tail case's slow calls (0: no case)")
+    parser.add_argument("--tail-multiplier", type=float, default=10.0, help="a slow call, in base latencies")
+    parser.add_argument("--runs-tail", type=int, default=20, help="timed jobs a side in the tail case (median, p95)")
     return parser.parse_args()
 
 
@@ -359,7 +367,17 @@ def main() -> int:
         cases += found
     print("F1 summary: toolout's job wall over the gather baseline's (medians)")
     print_table(summary_rows(cases))
-    return 1 if any(passed(case) is False for case in cases) else 0
+    tails_ok = True
+    if args.tail_fraction > 0:
+        from bench.service import fanout_tails
+
+        print()
+        tails = fanout_tails.run_tails(
+            args.redis_url, loop, args.runs_tail, args.tail_fraction, args.tail_multiplier, args.concurrency
+        )
+        fanout_tails.report(tails, args.tail_fraction, args.tail_multiplier)
+        tails_ok = fanout_tails.passed(tails)
+    return 1 if any(passed(case) is False for case in cases) or not tails_ok else 0
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from extraction.protocols import LLM
 from extraction.strategies.mapreduce import ModelLimits
 from infra.errors import ModelNotAllowed
+from infra.llm.hedging import HedgePolicy, Hedger
 from infra.llm.info import model_limits_for
 from infra.llm.ratelimit.base import RateLimit
 from infra.llm.ratelimit.pacing import Pacer
@@ -51,6 +52,8 @@ class ModelCatalog:
     def __init__(self, settings: Settings, pacer: Pacer | None) -> None:
         self.settings = settings
         self.pacer = pacer
+        self.hedger = Hedger(hedge_policy(settings)) if settings.hedge_enabled else None
+        """One per process: every client of the catalog shares its latency windows (keyed by model and stage)."""
         self._clients: dict[tuple[str, ...], LLM] = {}
         self._lock = threading.Lock()
 
@@ -70,7 +73,22 @@ class ModelCatalog:
         if len(chain) == 1:
             from infra.llm.client import client_from_settings  # litellm: imported when a process needs it
 
-            return client_from_settings(self.settings, chain[0], pacer=self.pacer)
+            return client_from_settings(self.settings, chain[0], pacer=self.pacer, hedger=self.hedger)
         from infra.llm.router import router_client
 
         return router_client(self.settings, stage, chain, pacer=self.pacer)
+
+
+def hedge_policy(settings: Settings) -> HedgePolicy:
+    """The `TOOLOUT_HEDGE_*` settings as a policy (its docstring says where the defaults come from)."""
+    return HedgePolicy(
+        enabled=settings.hedge_enabled,
+        percentile=settings.hedge_percentile,
+        median_multiple=settings.hedge_median_multiple,
+        floor_seconds=settings.hedge_floor_seconds,
+        min_samples=settings.hedge_min_samples,
+        initial_delay_seconds=settings.hedge_initial_delay_seconds,
+        window=settings.hedge_window,
+        budget_fraction=settings.hedge_budget_fraction,
+        per_call=settings.hedge_per_call,
+    )

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from extraction.protocols import LLMReply, Message, ToolCall, Usage
 from infra.errors import LLMCallError, LLMRateLimited, LLMTimeout
+from infra.llm.ratelimit.pacing import CALL
 
 if TYPE_CHECKING:
+    from infra.llm.hedging import Hedger, HedgeTicket
     from infra.llm.ratelimit.pacing import Pacer
     from infra.settings import Settings
 
@@ -80,9 +82,11 @@ class LiteLLMClient:
         num_retries: int = 2,
         extra_headers: dict[str, str] | None = None,
         pacer: Pacer | None = None,
+        hedger: Hedger | None = None,
     ) -> None:
         require_retry_support(num_retries)
         self.pacer = pacer
+        self.hedger = hedger
         self.model = model
         self.api_base = api_base
         self._api_key = api_key
@@ -118,10 +122,13 @@ class LiteLLMClient:
         max_tokens: int | None = None,
     ) -> LLMReply:
         """One chat completion, paced under the model's provider limits; provider failures surface as
-        `LLMCallError` and its children."""
+        `LLMCallError` and its children. A call whose gate hands it a hedge ticket (`CallScope.hedge`) is
+        raced against hedges when this client has a `hedger` (`infra.llm.hedging`)."""
         litellm = _litellm()
-        if self.pacer is not None:
-            self.pacer.pace(self.model)
+        self._pace()
+        scope = CALL.get()
+        if self.hedger is not None and scope is not None and scope.hedge is not None:
+            return self._hedged(self.hedger, scope.hedge, self._request(messages, tools, max_tokens))
         try:
             response = litellm.completion(**self._request(messages, tools, max_tokens))
         except Exception as exc:
@@ -130,6 +137,25 @@ class LiteLLMClient:
                 raise
             raise mapped from exc
         return to_reply(response, self.model)
+
+    def _pace(self) -> None:
+        if self.pacer is not None:
+            self.pacer.pace(self.model)
+
+    def _hedged(self, hedger: Hedger, ticket: HedgeTicket, request: dict[str, Any]) -> LLMReply:
+        """The call as a race of `litellm.acompletion` copies (cancellable; see `infra.llm.hedging.race`)."""
+
+        async def attempt() -> LLMReply:
+            try:
+                response = await _litellm().acompletion(**request)
+            except Exception as exc:
+                mapped = translate_error(exc, self.model)
+                if mapped is None:
+                    raise
+                raise mapped from exc
+            return to_reply(response, self.model)
+
+        return hedger.run(self.model, ticket, attempt, before_hedge=self._pace)
 
     def _request(
         self, messages: list[Message], tools: list[dict[str, Any]] | None, max_tokens: int | None
@@ -231,7 +257,9 @@ def model_limits(model: str, *, default_context: int, default_max_output: int) -
     return int(context), int(min(output, default_max_output)) if output else default_max_output
 
 
-def client_from_settings(settings: Settings, model: str | None = None, *, pacer: Pacer | None = None) -> LiteLLMClient:
+def client_from_settings(
+    settings: Settings, model: str | None = None, *, pacer: Pacer | None = None, hedger: Hedger | None = None
+) -> LiteLLMClient:
     """A client for `model` (default: `TOOLOUT_MODEL`) at its endpoint (`TOOLOUT_MODELS`, else the
     `TOOLOUT_MODEL_API_*` settings)."""
     model = model or settings.model
@@ -243,4 +271,5 @@ def client_from_settings(settings: Settings, model: str | None = None, *, pacer:
         timeout=settings.model_timeout_seconds,
         num_retries=settings.model_num_retries,
         pacer=pacer,
+        hedger=hedger,
     )

@@ -25,6 +25,7 @@ from extraction.texts.prompts import PromptContext
 from extraction.texts.tools import sub_agent_tools
 from infra.blobstore import BlobStore
 from infra.errors import BudgetExceeded
+from infra.llm.catalog import hedge_policy
 from infra.llm.info import price_usd
 from infra.outputs.content import structured_kind
 from infra.planning.plans import agent_bounds, plan_output_chunks, planning_rules
@@ -64,6 +65,13 @@ class ExtractionEstimate(estimate.UsageEstimate):
     cost_usd: float | None = Field(description="input and output tokens at litellm's prices; null when unpriced")
     cost_usd_max: float | None
     notes: list[str] = Field(default_factory=list, description="what the numbers cannot promise, and why")
+    hedge_calls_max: int = Field(
+        0, description="hedge copies of slow calls the job may send on top of `calls` (its hedge budget)"
+    )
+    hedge_input_tokens_max: int = Field(
+        0, description="their cost if every hedge is sent: an average call's prompt each (a cancelled copy's bill)"
+    )
+    hedge_cost_usd_max: float | None = Field(0.0, description="those tokens at the map model's price")
 
 
 def estimate_extraction(
@@ -77,10 +85,45 @@ def estimate_extraction(
     limits: ModelLimits | Limits,
     price: Pricer = price_usd,
     requested_model: str | None = None,
+    hedge: bool = True,
 ) -> ExtractionEstimate:
-    """The estimate of extracting `extract` from `output` in `mode`, each stage on its own model.
+    """The estimate of extracting `extract` from `output` in `mode`, each stage on its own model, with what
+    hedging slow calls may add (`hedge`: the request's option).
 
     `limits` is a model's limits by name, or one set of limits for every model (tests)."""
+    found = _estimate(output, extract, mode, settings, blobs, records, limits, price, requested_model)
+    return with_hedges(found, settings, price, settings.stage_models(requested_model)["map"]) if hedge else found
+
+
+def with_hedges(found: ExtractionEstimate, settings: Settings, price: Pricer, model: str) -> ExtractionEstimate:
+    """The estimate plus the job's hedge budget at its worst: every hedge sent, each an average call's prompt.
+
+    Expected hedges are far fewer (a healthy model's calls rarely wait past the trigger: see
+    `infra.llm.hedging.policy`), so this is an upper bound, apart from `calls_max` and `input_tokens_max`."""
+    if not found.calls:
+        return found
+    hedges = hedge_policy(settings).budget(found.chunks + 1)
+    tokens = hedges * -(-found.input_tokens_max // max(found.calls_max, 1))
+    return found.model_copy(
+        update={
+            "hedge_calls_max": hedges,
+            "hedge_input_tokens_max": tokens,
+            "hedge_cost_usd_max": price(model, tokens, 0) if hedges else 0.0,
+        }
+    )
+
+
+def _estimate(
+    output: OutputRecord,
+    extract: str,
+    mode: Mode | str,
+    settings: Settings,
+    blobs: BlobStore,
+    records: RecordStore,
+    limits: ModelLimits | Limits,
+    price: Pricer,
+    requested_model: str | None,
+) -> ExtractionEstimate:
     limits_of = limits if callable(limits) else (lambda _model, fixed=limits: fixed)
     stage = Stages(settings.stage_models(requested_model), limits_of, price, requested_model or settings.model)
     ctx = prompt_context(output, extract)

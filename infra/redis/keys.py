@@ -142,6 +142,9 @@ answered it."""
 CHUNKS_FAILED_TOTAL = "metrics:chunks_failed"
 """Index of hashes: stage (`map`, `reduce`) → chunks lost since this Redis began; `/metrics` sums the copies."""
 
+HEDGES_TOTAL = "metrics:hedges"
+"""Index of hashes: `sent`, `won`, `prompt`, `completion` (the losing copies' tokens) → since this Redis began."""
+
 JOBS_ENDED = f"{PREFIX}:jobs:ended"
 """Pub/sub channel (not a key): `finish.lua` publishes each job id as the job ends; API processes wake its long
 polls. A cluster broadcasts a PUBLISH to every node, so a subscriber on any node hears every end."""

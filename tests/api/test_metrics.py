@@ -54,3 +54,27 @@ def test_every_api_instance_reports_the_same_store_wide_count(inproc: InProcess)
     lose(inproc.app.state.services.jobs, "a", 0, [1, 2])
     with TestClient(create_app(services=inproc.app.state.services)) as replica:
         assert failed_chunks_metric(replica.get("/metrics").text) == {"map": 2.0, "reduce": 0.0}
+
+
+def test_hedges_sent_won_and_their_tokens_are_exposed_from_the_job_store(inproc: InProcess) -> None:
+    from extraction.protocols import Usage
+
+    jobs = inproc.app.state.services.jobs
+    jobs.create(JobRecord(id="h", session_id="s", handle="h", extract="x", nonce="n"))
+    jobs.count_hedges("h", 2, True, Usage(calls=1, input_tokens=300))
+    text = inproc.client.get("/metrics").text
+    assert re.search(r"^toolout_model_hedges_sent_total 2\.0$", text, re.M)
+    assert re.search(r"^toolout_model_hedges_won_total 1\.0$", text, re.M)
+    assert re.search(r'^toolout_model_hedge_tokens_total\{kind="prompt"\} 300\.0$', text, re.M)
+
+
+def test_hedge_counts_a_store_cannot_give_leave_the_scrape_up(caplog) -> None:
+    from api.metrics import HedgesCollector
+
+    def down() -> dict[str, int]:
+        raise BackendUnavailable("Redis is unavailable: connection refused", backend="redis")
+
+    registry = CollectorRegistry()
+    registry.register(HedgesCollector(down))
+    assert b"toolout_model_hedges_sent_total" not in generate_latest(registry)
+    assert "hedge counts unavailable" in caplog.text

@@ -125,13 +125,16 @@ def offline_model(
     port: int = 8765,
     rpm: int | None = typer.Option(None, help="requests per minute it allows; past them it answers 429 (0 = none)"),
     tpm: int | None = typer.Option(None, help="tokens per minute (prompt + max_tokens) it allows (0 = none)"),
+    tail_fraction: float | None = typer.Option(None, help="share of calls that are slow, drawn per call (0-1)"),
+    tail_multiplier: float | None = typer.Option(None, help="a slow call's latency, in base latencies (>= 1)"),
 ) -> None:
     """Serve the deterministic offline model (OpenAI-compatible, no LLM inside; knobs: TOOLOUT_OFFLINE_*)."""
     from offline_model.config import OfflineModelConfig
     from offline_model.server import serve
 
-    limits = {name: str(value) for name, value in (("rpm", rpm), ("tpm", tpm)) if value is not None}
-    serve(host, port, OfflineModelConfig.from_env().with_values(limits))
+    given = {"rpm": rpm, "tpm": tpm, "tail_fraction": tail_fraction, "tail_multiplier": tail_multiplier}
+    values = {name: str(value) for name, value in given.items() if value is not None}
+    serve(host, port, OfflineModelConfig.from_env().with_values(values))
 
 
 @server_app.command()

@@ -16,6 +16,7 @@ the steps already turn into the job's ending through `workers.job.outcomes`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,8 @@ from extraction.errors import ExtractionError
 from extraction.protocols import LLM, LLMReply, Message
 from infra import tracing
 from infra.errors import LLMBudgetExhausted
+from infra.llm.catalog import hedge_policy
+from infra.llm.hedging import HedgeTicket
 from infra.llm.ratelimit.pacing import CallScope, call_scope, request_tokens
 from infra.stores.jobs import JobRecord, JobStore, ModelCall, ModelFallback
 from workers.job.runtime import Runtime, stage_llm
@@ -54,13 +57,17 @@ class GatedLLM:
     encoding: str = "o200k_base"
     defer_counts: bool = False
     counts: list[ModelCall] = field(default_factory=list)
+    hedge_budget: int = 0
+    """Hedges the job may send in all (`HedgePolicy.budget`; 0: none); counted atomically in the job store."""
 
     def complete(
         self, messages: list[Message], *, tools: list[dict[str, Any]] | None = None, max_tokens: int | None = None
     ) -> LLMReply:
         self._reserve()
         scope = CallScope(
-            count=lambda: request_tokens(messages, tools, max_tokens, self.encoding), on_wait=self._waiting
+            count=lambda: request_tokens(messages, tools, max_tokens, self.encoding),
+            on_wait=self._waiting,
+            hedge=self._ticket(lambda: request_tokens(messages, tools, None, self.encoding)),
         )
         with tracing.model_span(getattr(self.llm, "model", None), self.job_id) as span, call_scope(scope):
             reply = self.llm.complete(messages, tools=tools, max_tokens=max_tokens)
@@ -68,11 +75,22 @@ class GatedLLM:
         self._count(reply, scope)
         return reply
 
+    def _ticket(self, prompt_tokens: Callable[[], int]) -> HedgeTicket | None:
+        """The call's hedge ticket: the job's budget, reserved one hedge at a time (None: no hedging)."""
+        if self.hedge_budget <= 0:
+            return None
+        return HedgeTicket(
+            self.stage, lambda: self.jobs.reserve_hedge(self.job_id, self.hedge_budget), prompt_tokens=prompt_tokens
+        )
+
     def _waiting(self, delta: int, seconds: float) -> None:
         self.jobs.note_waiting(self.job_id, delta, seconds)
 
     def _count(self, reply: LLMReply, scope: CallScope) -> None:
-        """Count the call under the model that answered it: the last one its client tried."""
+        """Count the call under the model that answered it: the last one its client tried (its usage holds
+        every copy a hedged call sent; what hedging cost is counted apart as well)."""
+        if scope.hedge is not None and scope.hedge.sent:
+            self.jobs.count_hedges(self.job_id, scope.hedge.sent, scope.hedge.won, scope.hedge.cost)
         first = str(getattr(self.llm, "model", None) or reply.model or "unknown")
         answered = scope.attempted[-1] if scope.attempted else first
         fallback = None
@@ -122,4 +140,13 @@ def job_llm(rt: Runtime, job: JobRecord, stage: str, *, reserved: int = 0, defer
         stage=stage,
         encoding=rt.settings.tokenizer_encoding,
         defer_counts=defer_counts,
+        hedge_budget=hedge_budget(rt, job),
     )
+
+
+def hedge_budget(rt: Runtime, job: JobRecord) -> int:
+    """Hedges the job may send: none when the deployment or the request turned hedging off, else the policy's
+    share of its planned calls (its maps and a reduce; a sub-agent job: its first call)."""
+    if not job.hedge:
+        return 0
+    return hedge_policy(rt.settings).budget(job.chunks_total + 1)

@@ -20,6 +20,7 @@ from functools import cached_property
 from typing import Any
 
 from extraction.documents.tokens import count_tokens
+from infra.llm.hedging.policy import HedgeTicket
 from infra.llm.ratelimit.base import RateLimit, RateLimiter
 
 log = logging.getLogger("toolout.ratelimit")
@@ -37,6 +38,8 @@ class CallScope:
     attempted: list[str] = field(default_factory=list)
     pace: Callable[[str], float] | None = None
     """Set by a Router client for its pre-call hook (the hook has no other way to reach the pacer)."""
+    hedge: HedgeTicket | None = None
+    """Set by a job's gate when the call may be hedged (`infra.llm.hedging`): its stage and the job's budget."""
 
     @cached_property
     def tokens(self) -> int:

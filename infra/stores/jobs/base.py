@@ -36,6 +36,8 @@ from infra.stores.jobs.model_calls import ModelCall, ModelUsageTotal
 from infra.stores.jobs.traces import TraceEvent
 
 log = logging.getLogger("toolout.jobs")
+HEDGE_COUNTS = ("sent", "won", "prompt", "completion")
+"""The store-wide hedge totals (`JobStore.hedge_totals`): hedges sent, won, the losing copies' tokens."""
 
 
 class JobStore(Protocol):
@@ -194,6 +196,20 @@ class JobStore(Protocol):
 
     def failed_chunk_counts(self) -> dict[str, int]:
         """Chunks lost by all jobs since the store began, by stage (`map`, `reduce`): a Prometheus counter."""
+        ...
+
+    def reserve_hedge(self, job_id: str, limit: int) -> bool:
+        """One hedge of the job's hedge budget, counted in `hedges_sent`: False when `limit` were sent or the
+        job ended (or is gone). Atomic, so the job's concurrent calls never overshoot the budget."""
+        ...
+
+    def count_hedges(self, job_id: str, sent: int, won: bool, cost: Usage) -> None:
+        """What one call's hedging came to (`sent` hedges, whether one `won`, the losing copies' usage `cost`):
+        on the job (`hedges_won`, `hedge_*_tokens`) and in the store-wide totals behind `hedge_totals`."""
+        ...
+
+    def hedge_totals(self) -> dict[str, int]:
+        """Since the store began: hedges `sent`, `won`, and their cost in `prompt` and `completion` tokens."""
         ...
 
     def reduce_outputs(self, job_id: str, level: int) -> dict[int, str]: ...

@@ -17,7 +17,15 @@ from extraction.errors import NotFound
 from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from infra.redis.hash_codec import HashCodec
-from infra.stores.jobs.base import JobStore, UsageTotal, admitted, check_finished, failure_stage, too_many_requests
+from infra.stores.jobs.base import (
+    HEDGE_COUNTS,
+    JobStore,
+    UsageTotal,
+    admitted,
+    check_finished,
+    failure_stage,
+    too_many_requests,
+)
 from infra.stores.jobs.model import MAX_FALLBACKS_KEPT, JobRecord, JobStatus, ModelFallback, OverdueAction
 from infra.stores.jobs.model_calls import ModelUsageTotal
 from infra.stores.jobs.traces import DEFAULT_TRACE_MAX_BYTES, Trace, TraceEvent
@@ -65,6 +73,7 @@ class MemoryJobStore(JobStore):
         self._totals: dict[tuple[str, str], Usage] = {}
         self._model_totals: dict[tuple[str, str, str], Usage] = {}
         self._failed_chunks = {"map": 0, "reduce": 0}
+        self._hedges: dict[str, int] = {}
 
     # --- lifecycle ----------------------------------------------------------------------------
     def create(self, record: JobRecord, *, max_live: int = 0) -> JobRecord:
@@ -237,6 +246,29 @@ class MemoryJobStore(JobStore):
     def failed_chunk_counts(self) -> dict[str, int]:
         with self._lock:
             return dict(self._failed_chunks)
+
+    def reserve_hedge(self, job_id: str, limit: int) -> bool:
+        with self._lock:
+            job = self._job(job_id)
+            if job is None or job.record.status.terminal or job.record.hedges_sent >= limit:
+                return False
+            job.record.hedges_sent += 1
+            return True
+
+    def count_hedges(self, job_id: str, sent: int, won: bool, cost: Usage) -> None:
+        with self._lock:
+            job = self._job(job_id)
+            if job is None:
+                return
+            job.record.hedges_won += int(won)
+            job.record.hedge_input_tokens += cost.input_tokens
+            job.record.hedge_output_tokens += cost.output_tokens
+            for name, count in zip(HEDGE_COUNTS, (sent, int(won), cost.input_tokens, cost.output_tokens), strict=True):
+                self._hedges[name] = self._hedges.get(name, 0) + count
+
+    def hedge_totals(self) -> dict[str, int]:
+        with self._lock:
+            return {name: self._hedges.get(name, 0) for name in HEDGE_COUNTS}
 
     def add_usage(self, job_id: str, usage: Usage) -> None:
         with self._lock:

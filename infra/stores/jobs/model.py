@@ -124,6 +124,13 @@ class JobRecord(BaseModel):
     cached_from: str | None = Field(None, description="when cached: the finished job whose result this is")
     attempts: int = 0
     llm_calls_reserved: int = Field(0, description="LLM calls reserved against max_llm_calls_per_job")
+    hedge: bool = Field(True, description="the job's slow model calls may be hedged (the request's `hedge`)")
+    hedges_sent: int = Field(0, description="hedge copies of slow model calls sent (infra/llm/hedging)")
+    hedges_won: int = Field(0, description="calls a hedge answered first (the original was cancelled)")
+    hedge_input_tokens: int = Field(
+        0, description="what hedging cost: the losing copies' prompt tokens (a cancelled copy's prompt, as sent)"
+    )
+    hedge_output_tokens: int = Field(0, description="what hedging cost: the losing copies' output tokens")
     callback_url: str | None = Field(None, description="where the finished job is POSTed (signed), if anywhere")
     traceparent: str | None = Field(
         None,

@@ -24,7 +24,15 @@ from extraction.strategies.coverage import FailedRange
 from infra.redis import keys
 from infra.redis.client import redis_errors, text_list, text_map
 from infra.redis.client import text as as_text
-from infra.stores.jobs.base import JobStore, UsageTotal, admitted, check_finished, failure_stage, too_many_requests
+from infra.stores.jobs.base import (
+    HEDGE_COUNTS,
+    JobStore,
+    UsageTotal,
+    admitted,
+    check_finished,
+    failure_stage,
+    too_many_requests,
+)
 from infra.stores.jobs.model import (
     MAX_FALLBACKS_KEPT,
     MAX_REDUCE_LEVELS,
@@ -290,6 +298,17 @@ class RedisJobStore(JobStore):
     def failed_chunk_counts(self) -> dict[str, int]:
         counts = self._index.summed(self._index.chunks_failed)
         return {stage: int(counts.get(stage, 0)) for stage in ("map", "reduce")}
+
+    def reserve_hedge(self, job_id: str, limit: int) -> bool:
+        return bool(self._run("reserve_hedge", [keys.job(job_id)], [limit]) == 1)
+
+    def count_hedges(self, job_id: str, sent: int, won: bool, cost: Usage) -> None:
+        args = [sent, int(won), cost.input_tokens, cost.output_tokens]
+        self._run("count_hedges", [keys.job(job_id), self._index.hedges.key_for(job_id)], args)
+
+    def hedge_totals(self) -> dict[str, int]:
+        counts = self._index.summed(self._index.hedges)
+        return {name: int(counts.get(name, 0)) for name in HEDGE_COUNTS}
 
     def reduce_output(self, job_id: str, level: int, group: int) -> str | None:
         with redis_errors():

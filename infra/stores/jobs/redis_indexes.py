@@ -38,6 +38,7 @@ class JobIndexes:
         self.usage = SlotIndex(client, keys.USAGE_TOTALS)
         self.model_usage = SlotIndex(client, keys.MODEL_USAGE_TOTALS)
         self.chunks_failed = SlotIndex(client, keys.CHUNKS_FAILED_TOTAL)
+        self.hedges = SlotIndex(client, keys.HEDGES_TOTAL)
 
     def overdue(self, now: float, limit: int) -> list[str]:
         """The `limit` earliest deadlines up to `now` over every copy (each copy gives at most `limit`)."""

@@ -40,6 +40,8 @@ SCRIPTS = (
     "note_waiting",
     "count_start",
     "add_trace",
+    "reserve_hedge",
+    "count_hedges",
 )
 
 

@@ -77,3 +77,10 @@ def test_readyz_probes_each_stage_models_own_endpoint() -> None:
         ("model:reduce", "openai/gpt-4o", "http://big/v1"),
         ("model:agent", "openai/gpt-4o", "http://big/v1"),
     ]
+
+
+def test_hedging_is_opt_in_for_the_whole_deployment() -> None:
+    from infra.llm.catalog import ModelCatalog
+
+    assert ModelCatalog(Settings(hedge_enabled=True), None).hedger is not None
+    assert ModelCatalog(Settings(), None).hedger is None

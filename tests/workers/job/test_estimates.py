@@ -201,3 +201,21 @@ def test_the_job_records_the_model_its_usage_is_counted_under(make_runtime) -> N
     LocalDispatcher(rt).run(job.id)
     [total] = rt.jobs.usage_totals()
     assert (total.tenant, total.model, total.usage) == ("dev", "openai/gpt-4o-mini", rt.jobs.get(job.id).usage)
+
+
+def test_the_estimate_adds_the_hedge_budget_at_its_worst_unless_the_request_turns_hedging_off(make_runtime) -> None:
+    rt = make_runtime(counting_model(), context_tokens=4000, max_output_tokens=100, hedge_enabled=True)
+    output = store_output(rt, document())
+
+    def estimate(hedge: bool) -> ExtractionEstimate:
+        return estimate_extraction(
+            output, REQUEST, "full-chunked", settings=rt.settings, blobs=rt.blobs, records=rt.records,
+            limits=rt.limits, price=lambda _model, tokens, _out: tokens / 1e6, hedge=hedge,
+        )  # fmt: skip
+
+    hedged, plain = estimate(True), estimate(False)
+    assert hedged.hedge_calls_max == -(-(hedged.chunks + 1) // 10)  # 10 % of the maps and a reduce, rounded up
+    per_call = -(-hedged.input_tokens_max // hedged.calls_max)
+    assert hedged.hedge_input_tokens_max == hedged.hedge_calls_max * per_call
+    assert hedged.hedge_cost_usd_max == pytest.approx(hedged.hedge_input_tokens_max / 1e6)
+    assert (plain.hedge_calls_max, plain.hedge_input_tokens_max, plain.calls) == (0, 0, hedged.calls)

@@ -122,3 +122,14 @@ def test_the_gate_says_why_it_refuses(make_runtime) -> None:
     with pytest.raises(JobEnded):
         GatedLLM(rt.llm, rt.jobs, job.id, max_calls=10).complete([{"role": "user", "content": "x"}])
     assert rt.llm.calls == []
+
+
+def test_a_job_that_turned_hedging_off_gets_no_hedge_budget_and_one_that_did_not_gets_its_share(make_runtime) -> None:
+    from workers.job.gate import hedge_budget, job_llm
+
+    rt = make_runtime(needle_model(NEEDLE), hedge_enabled=True)
+    job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")
+    assert hedge_budget(rt, job.model_copy(update={"hedge": False})) == 0
+    assert hedge_budget(rt, job.model_copy(update={"chunks_total": 32})) == 4  # 10 % of 33 calls, rounded up
+    assert job_llm(rt, job, "map")._ticket(lambda: 0) is not None
+    assert job_llm(rt, job.model_copy(update={"hedge": False}), "map")._ticket(lambda: 0) is None
