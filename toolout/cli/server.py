@@ -53,10 +53,13 @@ def api(host: str = "127.0.0.1", port: int = 8000, log_level: str = "info") -> N
 
     from extraction.tokenizer_files import ensure_offline_encodings
     from infra.logs import configure_logging
+    from infra.memory import settle
     from infra.settings import get_settings
 
+    settings = get_settings()
+    settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds)
     ensure_offline_encodings()
-    json_logs = configure_logging(get_settings())  # uvicorn's loggers then propagate to the JSON root handler
+    json_logs = configure_logging(settings)  # uvicorn's loggers then propagate to the JSON root handler
     log_config = None if json_logs else uvicorn.config.LOGGING_CONFIG
     uvicorn.run("api.app:create_app", factory=True, host=host, port=port, log_level=log_level, log_config=log_config)
 
@@ -70,10 +73,12 @@ def worker(
     log_level: str = typer.Option("info", help="Celery's per-task lines (received, succeeded) only at debug"),
 ) -> None:
     """Run a Celery worker (thread pool: extraction work waits on LLM I/O, not on the CPU)."""
+    from infra.memory import settle
     from infra.settings import get_settings
     from workers.celery.main import run_worker
 
     settings = get_settings()
+    settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds)
     threads = concurrency or settings.worker_concurrency
     node = f"{name or 'toolout-' + uuid.uuid4().hex[:8]}@%h"
     run_worker(
