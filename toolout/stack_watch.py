@@ -85,6 +85,12 @@ def rss_mb(pids: Iterable[int]) -> float:
     return sum(_rss_kb(pid) for root in pids for pid in _tree(root)) / 1000
 
 
+def own_rss_mb(pid: int) -> float:
+    """Resident memory of the process alone, in MB (0 when gone): a worker without the DuckDB sandboxes it
+    starts per load or question, which come and go with their jobs and would drown a slope in noise."""
+    return _rss_kb(pid) / 1000
+
+
 def cpu_seconds(pids: Iterable[int]) -> float:
     """User + system CPU the processes and their descendants have used so far, in seconds, from /proc (Linux).
 
