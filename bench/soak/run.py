@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.soak import judge, variables
+from bench.soak import variables
 from toolout.client import TERMINAL, ToolOutAPIError, ToolOutClient
 from toolout.stack import Stack, start_private
-from toolout.stack_watch import LogWatch, key_names, own_rss_mb, rss_mb, wait_for_baseline
+from toolout.stack_watch import LogWatch, key_names, leftovers, own_rss_mb, rss_mb, slopes, wait_for_baseline
 
 MODES = ("full-chunked", "read-grep", "truncate", "auto")
 CANCEL_SHARE = 0.15
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             agent.join()
         wall = time.monotonic() - t0
         left, settle = wait_for_baseline(redis, baseline, timeout=args.drain_seconds)
-        kinds = judge.leftovers(redis, left, stats.owners)
+        kinds = leftovers(redis, left, stats.owners)
         time.sleep(args.sample_seconds)  # one sample after the drain: RSS at rest
         done.set()
         watcher.join()
@@ -249,8 +249,8 @@ def report(args, stats, samples, baseline, leftover, settle, logs, wall, deleter
         failures.append(f"RSS grew past +{args.rss_bound_mb} MB after warm-up: {over}")
     if left:
         failures.append(f"{len(left)} Redis key(s) left behind: {sorted(left)[:10]}")
-    slopes = judge.slopes(samples, args.warmup_minutes * 60, wall)
-    judged = {name: mb for name, mb in slopes.items() if not name.endswith("+children")}
+    slope = slopes(samples, args.warmup_minutes * 60, wall)
+    judged = {name: mb for name, mb in slope.items() if not name.endswith("+children")}
     if args.max_slope is not None and (steep := {n: mb for n, mb in judged.items() if mb > args.max_slope}):
         failures.append(f"RSS slope after warm-up past {args.max_slope} MB/min: {steep}")
     return {
@@ -276,7 +276,7 @@ def report(args, stats, samples, baseline, leftover, settle, logs, wall, deleter
             for s in samples
         ],
         "rss_growth_after_warmup_mb": {name: round(mb, 1) for name, mb in growth.items()},
-        "rss_slope_mb_per_min": slopes,
+        "rss_slope_mb_per_min": slope,
         "keys_before": len(baseline),
         "keys_left_behind": sorted(left),
         "keys_left_without_ttl": kinds["without_ttl"],
