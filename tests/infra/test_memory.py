@@ -23,6 +23,14 @@ def test_on_glibc_the_arenas_are_capped_and_free_pages_handed_back() -> None:
     del blocks
 
 
+def test_settle_caps_and_starts_trimming_on_glibc() -> None:
+    stop = memory.settle(2, 3600)
+    try:
+        assert len(trimmers()) == (1 if memory._glibc() is not None else 0)
+    finally:
+        stop()
+
+
 def test_zero_turns_each_knob_off() -> None:
     assert not memory.limit_arenas(0)
     before = len(trimmers())

@@ -1,13 +1,17 @@
-"""How a long run is judged (`toolout.stack_watch`): the RSS slope after warm-up, and whose keys are left."""
+"""How a long run is judged (`toolout.stack_watch`): RSS slopes after warm-up, a process alone, keys left."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 import uuid
 from dataclasses import dataclass
 
 import pytest
 
-from toolout.stack_watch import leftovers, slope_mb_per_minute, slopes
+from toolout.stack_watch import leftovers, own_rss_mb, rss_mb, slope_mb_per_minute, slopes
 
 
 @dataclass
@@ -50,3 +54,16 @@ def test_leftovers_split_keys_without_a_ttl_from_those_of_deleted_sessions(redis
     assert found["without_ttl"] == ["toolout:metrics:forever"]
     assert found["ttl_of_deleted"] == sorted([f"toolout:{{{handle}}}:output", "toolout:query:t:abc:loaded"])
     assert found["ttl_other"] == [f"toolout:{{{stranger}}}:output"]
+
+
+def test_a_process_alone_is_measured_without_its_children() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(50_000_000); time.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 20
+        while rss_mb([os.getpid()]) - own_rss_mb(os.getpid()) < 40 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert rss_mb([os.getpid()]) - own_rss_mb(os.getpid()) >= 40, "the child's 50 MB were not left out"
+    finally:
+        child.kill()
+        child.wait()
+    assert own_rss_mb(child.pid) == 0.0
