@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from api.deps import Services
 from api.result_cache import forget_outputs
-from infra.outputs.storing import delete_stored_output
+from infra.outputs.storing import delete_stored_output, forget_loaded_form
 from infra.stores.records import OutputRecord, session_prefix
 
 log = logging.getLogger("toolout.api.sweeper")
@@ -33,12 +33,16 @@ SWEEP_INTERVAL_SECONDS = 60.0
 
 def purge_session(services: Services, session_id: str) -> None:
     """Cancel the session's live jobs, take its outputs out of the result cache, delete its blobs, then its
-    jobs, then its records (the last step is what makes it gone)."""
+    jobs, then its records (the last step is what makes it gone), then the pointers to its outputs' loaded
+    forms (after the records: `infra.outputs.storing.delete_stored_output` says why)."""
     cancel_live_jobs(services, session_id)
-    forget_outputs(services, services.records.session_handles(session_id))
+    outputs = services.records.session_outputs(session_id)
+    forget_outputs(services, [output.handle for output in outputs])
     services.blobs.delete_prefix(session_prefix(session_id))
     services.jobs.delete_session_jobs(session_id)
     services.records.drop_session_records(session_id)
+    for output in outputs:
+        forget_loaded_form(services.stores.loaded, output)
 
 
 def cancel_live_jobs(services: Services, session_id: str) -> int:
@@ -81,7 +85,7 @@ def sweep_retired_versions(services: Services, *, batch: int = 100, now: float |
             services.records.retire_output(record, now)  # look again a grace period later
             continue
         forget_outputs(services, [record.handle])
-        delete_stored_output(services.blobs, services.records, record)
+        delete_stored_output(services.blobs, services.records, record, services.stores.loaded)
         removed += 1
     if removed:
         log.info("removed %d retired version(s)", removed)

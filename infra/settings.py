@@ -131,6 +131,14 @@ class Settings(BaseSettings):
         300, ge=0, description="a replaced version of a variable or file stays readable this long (then swept)"
     )
 
+    # --- process memory (infra.memory) ---------------------------------------------------------
+    malloc_arena_max: int = Field(
+        2, ge=0, description="glibc malloc arenas per process (API, worker); 0 leaves glibc's 8 per core"
+    )
+    malloc_trim_interval_seconds: float = Field(
+        60.0, ge=0, description="how often the API and workers hand free heap pages back to the kernel; 0 = never"
+    )
+
     # --- workers ------------------------------------------------------------------------------
     worker_concurrency: int = 8
     task_soft_time_limit_seconds: int = 240

@@ -330,5 +330,5 @@ def delete_output(handle: uuid.UUID, services: ServicesDep, tenant: Tenant) -> R
     """Remove one output: its cached answers, then its blobs, so a failure leaves a record a retry can still find."""
     record = services.records.get_output(str(handle), tenant)
     forget_outputs(services, [record.handle])
-    delete_stored_output(services.blobs, services.records, record)
+    delete_stored_output(services.blobs, services.records, record, services.stores.loaded)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.soak import variables
 from toolout.client import TERMINAL, ToolOutAPIError, ToolOutClient
 from toolout.stack import Stack, start_private
-from toolout.stack_watch import LogWatch, key_names, rss_mb, wait_for_baseline
+from toolout.stack_watch import LogWatch, key_names, leftovers, own_rss_mb, rss_mb, slopes, wait_for_baseline
 
 MODES = ("full-chunked", "read-grep", "truncate", "auto")
 CANCEL_SHARE = 0.15
@@ -50,6 +51,8 @@ class Stats:
     errors: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     sessions: int = 0
     deleted_mid_job: int = 0
+    owners: set[str] = field(default_factory=set)
+    """Every session id and output handle the agents made (all deleted by the end): whose keys must go."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def timed(self, op: str, call: Callable[[], Any], expected: tuple[int, ...] = ()) -> Any:
@@ -72,6 +75,13 @@ class Stats:
         with self.lock:
             self.errors[op].append(what)
 
+    def own(self, answer: object, key: str = "handle") -> None:
+        """Note the session id or output handle an answer carries (nothing when the request failed)."""
+        owner = answer if isinstance(answer, str) else answer.get(key) if isinstance(answer, dict) else None
+        if isinstance(owner, str):
+            with self.lock:
+                self.owners.add(owner)
+
 
 def log_document(rng: random.Random) -> bytes:
     """A service log of 20-120 KB (2-12 chunks at the stack's 4k window) with a few planted errors."""
@@ -82,34 +92,42 @@ def log_document(rng: random.Random) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def agent_loop(url: str, n: int, stop_at: float, delete_mid_job: bool, stats: Stats) -> None:
+def agent_loop(url: str, n: int, stop_at: float, delete_mid_job: bool, stats: Stats, shape: str = "mixed") -> None:
     """One agent's conversations, one after another, until `stop_at` (the last one ends its session too)."""
     rng = random.Random(n)
     turn = n
     with ToolOutClient(url, timeout=120) as client:
         while time.monotonic() < stop_at:
-            conversation(client, rng, MODES[turn % len(MODES)], delete_mid_job, stats)
+            conversation(client, rng, MODES[turn % len(MODES)], delete_mid_job, stats, shape)
             turn += 1
 
 
-def conversation(client: ToolOutClient, rng: random.Random, mode: str, delete_mid_job: bool, stats: Stats) -> None:
+def conversation(
+    client: ToolOutClient, rng: random.Random, mode: str, delete_mid_job: bool, stats: Stats, shape: str = "mixed"
+) -> None:
+    """Open a session, do one conversation of `shape` in it, delete it whatever happened."""
     session = stats.timed("create_session", client.create_session)
     if not isinstance(session, str):
         return
     with stats.lock:
         stats.sessions += 1
+    stats.own(session)
     try:
-        work(client, rng, session, mode, delete_mid_job, stats)
+        if shape == "variables":
+            variables.work(client, rng, session, stats)
+        else:
+            work(client, rng, session, mode, delete_mid_job, stats)
     finally:
         stats.timed("delete_session", lambda: client.delete_session(session))
 
 
 def work(client: ToolOutClient, rng: random.Random, session: str, mode: str, mid_job: bool, stats: Stats) -> None:
     config = json.dumps({"service": "payments", "limits": {"rps": rng.randint(1, 99)}, "hosts": ["a", "b"]})
-    stats.timed("store", lambda: client.store(session, config, tool_name="config.get", name="cfg"))
+    stats.own(stats.timed("store", lambda: client.store(session, config, tool_name="config.get", name="cfg")))
     stored = stats.timed(
         "store", lambda: client.store(session, log_document(rng), tool_name="logs.fetch", tool_args=TOOL_ARGS)
     )
+    stats.own(stored)
     stats.timed("resolve", lambda: client.resolve(session, {"rps": "$cfg.limits.rps", "host": "$cfg.hosts[-1]"}))
     if not isinstance(stored, dict):
         return
@@ -139,24 +157,28 @@ class Sample:
     at: float
     api_mb: float
     workers_mb: list[float]
+    """Each worker with its children (the DuckDB sandboxes of the loads and questions running then)."""
     keys: int
+    workers_own_mb: list[float] = field(default_factory=list)
+    """Each worker process alone: what its slope is judged on."""
 
 
 def sampler(stack: Stack, every: float, samples: list[Sample], done: threading.Event, t0: float) -> None:
     client = stack.redis()
     while True:
-        workers = [rss_mb([pid]) for pid in stack.pids("soak-worker")]
-        samples.append(Sample(time.monotonic() - t0, rss_mb(stack.pids("api")), workers, client.dbsize()))
+        pids = stack.pids("soak-worker")
+        workers, own = [rss_mb([pid]) for pid in pids], [own_rss_mb(pid) for pid in pids]
+        samples.append(Sample(time.monotonic() - t0, rss_mb(stack.pids("api")), workers, client.dbsize(), own))
         if done.wait(every):
             return
 
 
-def warm_up(stack: Stack) -> None:
+def warm_up(stack: Stack, shape: str) -> None:
     """One conversation of each mode, waited for: the store-wide keys exist before the baseline is taken."""
     stats = Stats()
     with ToolOutClient(stack.api_url, timeout=120) as client:
         for mode in MODES:
-            conversation(client, random.Random(0), mode, False, stats)
+            conversation(client, random.Random(0), mode, False, stats, shape)
     if stats.errors:
         raise RuntimeError(f"the warm-up failed: {dict(stats.errors)}")
 
@@ -164,7 +186,7 @@ def warm_up(stack: Stack) -> None:
 def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     stack = start_private(root, workers=2, model_latency_ms=args.model_latency_ms)
     try:
-        warm_up(stack)
+        warm_up(stack, args.shape)
         redis = stack.redis()
         time.sleep(2)
         baseline = key_names(redis)
@@ -176,7 +198,7 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         deleters = round(args.agents * args.deleters)
         stop_at = t0 + args.minutes * 60
         agents = [
-            threading.Thread(target=agent_loop, args=(stack.api_url, n, stop_at, n < deleters, stats))
+            threading.Thread(target=agent_loop, args=(stack.api_url, n, stop_at, n < deleters, stats, args.shape))
             for n in range(args.agents)
         ]
         for agent in agents:
@@ -185,10 +207,11 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
             agent.join()
         wall = time.monotonic() - t0
         left, settle = wait_for_baseline(redis, baseline, timeout=args.drain_seconds)
+        kinds = leftovers(redis, left, stats.owners)
         time.sleep(args.sample_seconds)  # one sample after the drain: RSS at rest
         done.set()
         watcher.join()
-        return report(args, stats, samples, baseline, left, settle, logs, wall, deleters)
+        return report(args, stats, samples, baseline, (left, kinds), settle, logs, wall, deleters)
     finally:
         stack.stop()
 
@@ -197,7 +220,8 @@ def percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
-def report(args, stats, samples, baseline, left, settle, logs, wall, deleters) -> dict[str, Any]:
+def report(args, stats, samples, baseline, leftover, settle, logs, wall, deleters) -> dict[str, Any]:
+    left, kinds = leftover
     ops = {
         op: {
             "count": len(times),
@@ -225,6 +249,10 @@ def report(args, stats, samples, baseline, left, settle, logs, wall, deleters) -
         failures.append(f"RSS grew past +{args.rss_bound_mb} MB after warm-up: {over}")
     if left:
         failures.append(f"{len(left)} Redis key(s) left behind: {sorted(left)[:10]}")
+    slope = slopes(samples, args.warmup_minutes * 60, wall)
+    judged = {name: mb for name, mb in slope.items() if not name.endswith("+children")}
+    if args.max_slope is not None and (steep := {n: mb for n, mb in judged.items() if mb > args.max_slope}):
+        failures.append(f"RSS slope after warm-up past {args.max_slope} MB/min: {steep}")
     return {
         "agents": args.agents,
         "deleting_mid_job": deleters,
@@ -242,13 +270,17 @@ def report(args, stats, samples, baseline, left, settle, logs, wall, deleters) -
                 "t": round(s.at),
                 "api": round(s.api_mb, 1),
                 "workers": [round(w, 1) for w in s.workers_mb],
+                "workers_own": [round(w, 1) for w in s.workers_own_mb],
                 "keys": s.keys,
             }
             for s in samples
         ],
         "rss_growth_after_warmup_mb": {name: round(mb, 1) for name, mb in growth.items()},
+        "rss_slope_mb_per_min": slope,
         "keys_before": len(baseline),
         "keys_left_behind": sorted(left),
+        "keys_left_without_ttl": kinds["without_ttl"],
+        "keys_left_with_ttl_of_deleted": kinds["ttl_of_deleted"],
         "keys_settled_seconds": round(settle, 1),
         "quiet_task_stops": logs.count(r"stopped, the job was canceled or deleted"),
         "log_problems": {name: lines[:5] for name, lines in problems.items()},
@@ -266,12 +298,16 @@ def print_report(result: dict[str, Any]) -> None:
     print(f"\n{'operation':<16}{'count':>8}{'errors':>8}{'p50 ms':>10}{'p99 ms':>10}")
     for op, row in result["operations"].items():
         print(f"{op:<16}{row['count']:>8}{row['errors']:>8}{row['p50_ms']:>10}{row['p99_ms']:>10}")
-    print(f"\n{'t (s)':>6}{'API MB':>9}  workers MB        keys")
+    print(f"\n{'t (s)':>6}{'API MB':>9}  {'workers MB (own)':<18}{'(with children)':<20}keys")
     for sample in result["rss"]:
-        print(f"{sample['t']:>6}{sample['api']:>9}  {sample['workers']!s:<18}{sample['keys']:>5}")
+        own, tree = sample["workers_own"], sample["workers"]
+        print(f"{sample['t']:>6}{sample['api']:>9}  {own!s:<18}{tree!s:<20}{sample['keys']:>5}")
     print(
-        f"\nRSS growth after warm-up (MB): {result['rss_growth_after_warmup_mb']}\nRedis keys: {result['keys_before']} "
-        f"before, {len(result['keys_left_behind'])} left behind (settled in {result['keys_settled_seconds']} s)"
+        f"\nRSS growth after warm-up (MB): {result['rss_growth_after_warmup_mb']}\nRSS slope after warm-up (MB/min): "
+        f"{result['rss_slope_mb_per_min']}\nRedis keys: {result['keys_before']} before, "
+        f"{len(result['keys_left_behind'])} left behind (settled in {result['keys_settled_seconds']} s): "
+        f"{len(result['keys_left_without_ttl'])} without a TTL, {len(result['keys_left_with_ttl_of_deleted'])} with "
+        "a TTL of a deleted session or output"
     )
     for op, what in result["error_samples"].items():
         print(f"errors in {op}: {what}")
@@ -283,10 +319,14 @@ def print_report(result: dict[str, Any]) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", type=int, default=16)
+    parser.add_argument("--shape", choices=("mixed", "variables"), default="mixed", help="what a conversation does")
     parser.add_argument("--minutes", type=float, default=10)
     parser.add_argument("--deleters", type=float, default=0.5, help="share of agents deleting their session mid-job")
     parser.add_argument("--rss-bound-mb", type=float, default=30)
     parser.add_argument("--warmup-minutes", type=float, default=1)
+    parser.add_argument(
+        "--max-slope", type=float, help="fail when a process's RSS slope after warm-up passes this MB/min"
+    )
     parser.add_argument("--sample-seconds", type=float, default=10)
     parser.add_argument("--drain-seconds", type=float, default=30, help="how long Redis may take to settle")
     parser.add_argument("--model-latency-ms", type=int, default=50)

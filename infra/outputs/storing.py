@@ -9,6 +9,7 @@ in its record when small, else a blob with its token and line indexes) is `infra
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from extraction.documents.lines import LineIndex
 from extraction.documents.stats import Measured
@@ -30,6 +31,9 @@ from infra.outputs.versions import (
 from infra.settings import Settings
 from infra.stores.records import OutputRecord, RecordStore, SessionRecord
 
+if TYPE_CHECKING:  # infra.query imports this module (`loaded_form_prefix`)
+    from infra.query.loaded_forms import LoadedForms
+
 log = logging.getLogger("toolout.outputs")
 
 __all__ = [
@@ -40,6 +44,7 @@ __all__ = [
     "WriteBlob",
     "WriteOptions",
     "delete_stored_output",
+    "forget_loaded_form",
     "output_blob_keys",
     "store_output",
     "write_options",
@@ -99,13 +104,26 @@ def store_output(
     return record
 
 
-def delete_stored_output(blobs: BlobStore, records: RecordStore, record: OutputRecord) -> None:
-    """Remove one version: its blobs first, so a failure leaves a record a retry can still find."""
+def delete_stored_output(
+    blobs: BlobStore, records: RecordStore, record: OutputRecord, forms: LoadedForms | None = None
+) -> None:
+    """Remove one version: its blobs first, so a failure leaves a record a retry can still find; the pointer
+    to its loaded form (`forms`) last, after the record, so a keeper racing the deletion sees one or the other
+    gone and forgets it itself (`infra.query.loaded_forms`). `forms` None: nothing can have loaded it yet."""
     for key in output_blob_keys(record):
         blobs.delete(key)
     if record.inline is None:
         blobs.delete_prefix(loaded_form_prefix(record))  # the query strategy's Parquet tables, if any
     records.delete_output(record)
+    if forms is not None:
+        forget_loaded_form(forms, record)
+
+
+def forget_loaded_form(forms: LoadedForms, record: OutputRecord) -> None:
+    """Drop the pointer to the output's loaded form, if it points at this output's tables (an inline output
+    has none: its tables are never kept)."""
+    if record.inline is None:
+        forms.forget(record.tenant, record.stats.sha256, loaded_form_prefix(record))
 
 
 def _check_session_survived(records: RecordStore, record: OutputRecord) -> None:

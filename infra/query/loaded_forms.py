@@ -9,8 +9,11 @@ learns, even by timing, what another one stored):
 * a **load lock** — `SET NX` with a short TTL that its holder renews from a thread while it works, so a
   holder that dies frees it within seconds and a live one keeps it for as long as its load takes;
 * a **pointer** to the blob prefix where the content was last kept as tables, so an output with the
-  same content copies those Parquet files instead of loading. It may outlive that output: a reader
-  checks the manifest it points to (same sha256) before trusting it.
+  same content copies those Parquet files instead of loading. It belongs to the output under that
+  prefix: deleting the output (or its session) `forget`s it, and a keeper that finds its output deleted
+  after `remember` forgets it too (`workers.job.query`), so the pointer goes with the tables whichever of
+  the two ran last. A reader still checks the manifest it points to (same sha256), and forgets a pointer
+  whose tables are gone (a deletion that failed half-way): the TTL is only the last resort.
 
 This module does not import DuckDB: the API and the stores build it.
 """
@@ -79,6 +82,11 @@ class LoadedForms(Protocol):
         """The content is now kept as tables under `prefix`."""
         ...
 
+    def forget(self, tenant: str, sha256: str, prefix: str) -> None:
+        """The tables under `prefix` are gone: drop the pointer if it still points there (another output's
+        pointer to the same content stays)."""
+        ...
+
 
 class MemoryLoadedForms:
     """One process's locks and pointers (the embedded mode, unit tests, a runtime built without stores)."""
@@ -117,6 +125,20 @@ class MemoryLoadedForms:
         with self._mutex:
             self._kept[(tenant, sha256)] = prefix
 
+    def forget(self, tenant: str, sha256: str, prefix: str) -> None:
+        with self._mutex:
+            if self._kept.get((tenant, sha256)) == prefix:
+                del self._kept[(tenant, sha256)]
+
+
+FORGET_IF_POINTS_AT = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+  return redis.call('del', KEYS[1])
+end
+return 0
+"""
+"""Compare-and-delete in one step: a pointer another output just set for the same content stays."""
+
 
 class RedisLoadedForms:
     """The locks and pointers every worker shares; the lock is redis-py's (token-checked renew and release)."""
@@ -127,6 +149,7 @@ class RedisLoadedForms:
         self._r = client
         self._kept_ttl = kept_ttl_seconds
         self._ttl = lock_ttl_seconds
+        self._forget = client.register_script(FORGET_IF_POINTS_AT)
 
     def try_hold(self, tenant: str, sha256: str) -> Lease | None:
         lock = self._r.lock(keys.query_load_lock(tenant, sha256), timeout=self._ttl, thread_local=False)
@@ -143,6 +166,10 @@ class RedisLoadedForms:
     def remember(self, tenant: str, sha256: str, prefix: str) -> None:
         with redis_errors():
             self._r.set(keys.query_loaded(tenant, sha256), prefix, ex=self._kept_ttl)
+
+    def forget(self, tenant: str, sha256: str, prefix: str) -> None:
+        with redis_errors():
+            self._forget(keys=[keys.query_loaded(tenant, sha256)], args=[prefix])
 
 
 def wants_preload(settings: Settings, record: OutputRecord, head: bytes, *, oversized: bool) -> bool:

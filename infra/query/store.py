@@ -264,10 +264,13 @@ def _obtain(
 
 def _copy_or_load(source: Source, kind: StructuredKind, limits: EngineLimits, work: Path) -> Got:
     """An identical output's kept tables, else a load."""
-    other = source.forms.kept_at(source.record.tenant, source.record.stats.sha256)
+    tenant, sha256 = source.record.tenant, source.record.stats.sha256
+    other = source.forms.kept_at(tenant, sha256)
     copied = _cached(source, other, work) if other and other != source.prefix else None
     if copied is not None:
         return copied[0], "copied", copied[1]
+    if other and other != source.prefix:
+        source.forms.forget(tenant, sha256, other)  # its tables are gone: nobody should look there again
     return _load(source, kind, limits, work)
 
 

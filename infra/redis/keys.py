@@ -163,7 +163,8 @@ def query_load_lock(tenant: str, sha256: str) -> str:
 
 def query_loaded(tenant: str, sha256: str) -> str:
     """String: the blob prefix where the tenant's content `sha256` was last kept as tables (an output with
-    the same content copies it instead of loading); may outlive that output, so readers check the manifest."""
+    the same content copies it instead of loading); deleted with the output kept there
+    (`infra.query.loaded_forms.LoadedForms.forget`), its TTL (the session TTL) only a last resort."""
     return f"{PREFIX}:query:{tenant}:{sha256}:loaded"
 
 

@@ -57,9 +57,11 @@ def api(
 
     from extraction.tokenizer_files import ensure_offline_encodings
     from infra.logs import configure_logging
+    from infra.memory import settle
     from infra.settings import get_settings
 
     settings = get_settings()
+    settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds)
     ensure_offline_encodings()
     json_logs = configure_logging(settings)  # uvicorn's loggers then propagate to the JSON root handler
     log_config = None if json_logs else uvicorn.config.LOGGING_CONFIG
@@ -82,10 +84,12 @@ def worker(
     log_level: str = typer.Option("info", help="Celery's per-task lines (received, succeeded) only at debug"),
 ) -> None:
     """Run a Celery worker (thread pool: extraction work waits on LLM I/O, not on the CPU)."""
+    from infra.memory import settle
     from infra.settings import get_settings
     from workers.celery.main import run_worker
 
     settings = get_settings()
+    settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds)
     threads = concurrency or settings.worker_concurrency
     node = f"{name or 'toolout-' + uuid.uuid4().hex[:8]}@%h"
     run_worker(

@@ -16,6 +16,7 @@ from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.query import query_agent_tools, query_messages, table_name
 from infra.errors import BackendUnavailable
 from infra.outputs.content import structured_kind
+from infra.outputs.storing import forget_loaded_form
 from infra.query import EngineLimits, LoadFailed, Opened, open_tables, preload_tables, query_prefix
 from infra.query.tools import QueryToolbox
 from infra.settings import Settings
@@ -55,6 +56,8 @@ def run_query(rt: Runtime, job_id: str) -> Next:
         _ask(rt, live, opened)
     finally:
         opened.close()
+        if opened.keeping is not None:
+            _forget_if_deleted(rt, live.output)
     return None
 
 
@@ -129,10 +132,13 @@ def preload(rt: Runtime, handle: str, tenant: str) -> str:
 
 
 def _forget_if_deleted(rt: Runtime, output: OutputRecord) -> None:
+    """After tables were kept: if the output was deleted meanwhile, its deletion may have run before they were
+    written, so drop them and the pointer to them here (`infra.query.loaded_forms`: whichever runs last does)."""
     try:
         rt.records.get_output(output.handle, output.tenant)
     except NotFound:
         rt.blobs.delete_prefix(query_prefix(output))
+        forget_loaded_form(rt.loaded, output)
 
 
 def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> Next:

@@ -55,6 +55,10 @@ class RecordStore(Protocol):
 
     def session_handles(self, session_id: str) -> list[str]: ...
 
+    def session_outputs(self, session_id: str) -> list[OutputRecord]:
+        """The records of every output of the session, retired versions included (what ending it deletes)."""
+        ...
+
     def drop_session_records(self, session_id: str) -> None:
         """Remove the session, its output records, names, paths and counters (blobs and jobs are the caller's)."""
         ...

@@ -69,6 +69,10 @@ class MemoryRecordStore(RecordStore):
         with self._lock:
             return sorted(handle for handle, record in self._outputs.items() if record.session_id == session_id)
 
+    def session_outputs(self, session_id: str) -> list[OutputRecord]:
+        with self._lock:
+            return [self._outputs[handle].model_copy(deep=True) for handle in self.session_handles(session_id)]
+
     def drop_session_records(self, session_id: str) -> None:
         with self._lock:
             for handle in self.session_handles(session_id):

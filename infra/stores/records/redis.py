@@ -111,6 +111,11 @@ class RedisRecordStore(RecordStore):
         with redis_errors():
             return sorted(text_list(self._r.smembers(keys.session_outputs(session_id))))
 
+    def session_outputs(self, session_id: str) -> list[OutputRecord]:
+        with redis_errors():
+            raws = self._raw_outputs(self.session_handles(session_id))
+        return [OutputRecord.model_validate_json(raw) for raw in raws if raw is not None]
+
     def drop_session_records(self, session_id: str) -> None:
         """The outputs first (one tag each), then the session's own keys and index entry (one tag, at once): a
         crash half-way leaves the session listed, so the next DELETE or sweep drops it again."""

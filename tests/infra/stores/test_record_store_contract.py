@@ -81,3 +81,16 @@ def test_deleting_an_output_and_dropping_a_session(records: RecordStore) -> None
     with pytest.raises(NotFound):
         records.get_session(session.id)
     assert records.idle_sessions() == []
+
+
+def test_a_sessions_outputs_are_listed_with_their_records_retired_versions_included(records: RecordStore) -> None:
+    session, other = records.create_session("acme"), records.create_session("acme")
+    current, retired, elsewhere = output(session.id, "acme"), output(session.id, "acme"), output(other.id, "acme")
+    for record in (current, retired, elsewhere):
+        records.put_output(record)
+    records.retire_output(retired, at=1.0)
+    listed = records.session_outputs(session.id)
+    assert sorted(r.handle for r in listed) == sorted([current.handle, retired.handle])
+    assert {r.handle: r for r in listed}[current.handle] == current
+    records.drop_session_records(session.id)
+    assert records.session_outputs(session.id) == []

@@ -118,3 +118,20 @@ def test_a_preload_of_an_output_deleted_meanwhile_keeps_nothing(make_runtime) ->
     rt.blobs.put_bytes = delete_first  # type: ignore[method-assign]
     assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "loaded"
     assert not rt.blobs.exists(manifest(output))
+    assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None, "the pointer outlived its tables"
+
+
+def test_a_question_whose_output_is_deleted_meanwhile_leaves_no_pointer(make_runtime) -> None:
+    rt = make_runtime(offline_llm())
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+    original = rt.blobs.put_bytes
+
+    def delete_first(key: str, data: bytes) -> int:
+        if key == manifest(output):
+            rt.records.delete_output(output)  # the output is deleted while the question's tables are kept
+        return original(key, data)
+
+    rt.blobs.put_bytes = delete_first  # type: ignore[method-assign]
+    run(rt, output, ORDER_NEEDLE.request)
+    assert not rt.blobs.exists(manifest(output))
+    assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None, "the pointer outlived its tables"

@@ -1,0 +1,69 @@
+"""How a long run is judged (`toolout.stack_watch`): RSS slopes after warm-up, a process alone, keys left."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+
+import pytest
+
+from toolout.stack_watch import leftovers, own_rss_mb, rss_mb, slope_mb_per_minute, slopes
+
+
+@dataclass
+class Sample:
+    at: float
+    api_mb: float
+    workers_mb: list[float]
+    workers_own_mb: list[float]
+
+
+def test_the_slope_is_mb_per_minute_and_ignores_noise_around_a_flat_line() -> None:
+    assert slope_mb_per_minute([(t * 60.0, 300 + 0.8 * t) for t in range(30)]) == pytest.approx(0.8)
+    assert slope_mb_per_minute([(t * 10.0, 300 + (5 if t % 2 else -5)) for t in range(360)]) == pytest.approx(
+        0, abs=0.01
+    )
+    assert slope_mb_per_minute([(0.0, 300.0)]) == 0.0
+    assert slope_mb_per_minute([(5.0, 300.0), (5.0, 310.0)]) == 0.0
+
+
+def test_slopes_judge_the_window_after_warm_up_and_each_worker_alone() -> None:
+    samples = [
+        Sample(t * 60.0, 200 + 10 * t if t < 10 else 300 + 0.05 * t, [900 + (300 if t % 2 else 0)], [340 + 0.5 * t])
+        for t in range(60)
+    ]
+    found = slopes(samples, since=600, until=3600)
+    assert found["api"] == pytest.approx(0.05, abs=0.001)  # the warm-up's climb is not in the window
+    assert found["worker-1"] == pytest.approx(0.5, abs=0.001)
+    assert "worker-1+children" in found
+    assert slopes([], since=0, until=60) == {"api": 0.0}
+
+
+def test_leftovers_split_keys_without_a_ttl_from_those_of_deleted_sessions(redis_client) -> None:
+    session, handle, stranger = (str(uuid.uuid4()) for _ in range(3))
+    redis_client.set("toolout:metrics:forever", 1)
+    redis_client.set("toolout:query:t:abc:loaded", f"sessions/{session}/{handle}.duckdb/", ex=600)
+    redis_client.set(f"toolout:{{{handle}}}:output", "{}", ex=600)
+    redis_client.set(f"toolout:{{{stranger}}}:output", "{}", ex=600)
+    left = {key for key in redis_client.scan_iter()}
+    found = leftovers(redis_client, left, owners={session, handle})
+    assert found["without_ttl"] == ["toolout:metrics:forever"]
+    assert found["ttl_of_deleted"] == sorted([f"toolout:{{{handle}}}:output", "toolout:query:t:abc:loaded"])
+    assert found["ttl_other"] == [f"toolout:{{{stranger}}}:output"]
+
+
+def test_a_process_alone_is_measured_without_its_children() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(50_000_000); time.sleep(30)"])
+    try:
+        deadline = time.monotonic() + 20
+        while rss_mb([os.getpid()]) - own_rss_mb(os.getpid()) < 40 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert rss_mb([os.getpid()]) - own_rss_mb(os.getpid()) >= 40, "the child's 50 MB were not left out"
+    finally:
+        child.kill()
+        child.wait()
+    assert own_rss_mb(child.pid) == 0.0
