@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -331,13 +332,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--drain-seconds", type=float, default=30, help="how long Redis may take to settle")
     parser.add_argument("--model-latency-ms", type=int, default=50)
     parser.add_argument("--json", type=Path, help="also write the result here")
+    parser.add_argument("--keep-logs", type=Path, help="copy the stack's logs (API, workers, model) here at the end")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="toolout-soak-") as root:
-        result = run(args, Path(root))
+        try:
+            result = run(args, Path(root))
+        finally:
+            if args.keep_logs:  # the stack's logs go with its temp dir: keep them to read a failure's tracebacks
+                shutil.copytree(Path(root) / "logs", args.keep_logs, dirs_exist_ok=True)
     print_report(result)
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
