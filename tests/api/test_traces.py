@@ -75,7 +75,8 @@ def test_the_event_feed_streams_each_step_then_the_end_and_the_trace_reads_the_s
     whole = running.get(f"/v1/extractions/{job_id}/trace").json()
     job = running.get(f"/v1/extractions/{job_id}").json()
     assert whole["events"] == traced and whole["status"] == job["status"] == "succeeded"
-    assert sum(e["kind"] == "map" for e in traced) == job["chunks_total"] and traced[-1]["kind"] == "reduce"
+    assert sum(e["kind"] == "map" for e in traced) == job["chunks_total"]
+    assert [e["kind"] for e in traced[-2:]] == ["reduce", "answer"] and traced[-1]["reduced"] is True
     assert whole["next"] == len(traced) and whole["truncated"] is False
     assert job["links"]["trace"] == f"/v1/extractions/{job_id}/trace"
 
