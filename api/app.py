@@ -40,7 +40,8 @@ from api.routers import (
 )
 from api.usage_metrics import UsageCollector
 from extraction.tokenizer_files import ensure_offline_encodings
-from infra import tokenizers, tracing
+from infra import tracing
+from infra.outputs import tokenizers
 from infra.settings import Settings, get_settings
 from infra.wiring.stores import open_stores
 

@@ -4,7 +4,7 @@
 
 One run, one file (generated under the temp dir, deleted at the end), so every ratio shares the box's load:
   baselines  a plain copy of the file (`shutil.copyfile`, as `cp`) and its sha256 (8 MiB blocks);
-  measure    `measure()` with the store-time counter (`infra.tokenizers.store_counter`), and the whole
+  measure    `measure()` with the store-time counter (`infra.outputs.tokenizers.store_counter`), and the whole
              store-time pass of an upload (`Meter`: stats, token index, line index, characters);
   reference  tiktoken's `measure()` on the first `--check-mb` MB: its speed, and its token index, which
              must equal the fast counter's piece for piece (else the bench fails);
@@ -33,8 +33,8 @@ from bench.report import print_table, verdict
 from extraction.documents.stats import default_threads, measure
 from extraction.documents.tokens import DEFAULT_ENCODING
 from extraction.tokenizer_files import ensure_offline_encodings
+from infra.outputs.tokenizers import store_counter, warm_up
 from infra.outputs.versions import FileSource, Known, Meter
-from infra.tokenizers import store_counter, warm_up
 
 T = TypeVar("T")
 MB = 1_000_000

@@ -273,7 +273,7 @@ def measure(
 ) -> Measured:
     """Measure a document given as an iterable of byte blocks (e.g. `BlobReader.iter_range`).
 
-    `count_batch` replaces tiktoken for counting pieces (`infra.tokenizers.store_counter` at store time).
+    `count_batch` replaces tiktoken for counting pieces (`infra.outputs.tokenizers.store_counter` at store time).
     """
     counter = StatsCounter(encoding_name, threads=threads, piece_bytes=piece_bytes, count_batch=count_batch)
     for block in blocks:

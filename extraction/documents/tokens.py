@@ -44,7 +44,7 @@ CountBatch = Callable[[list[str]], list[int]]
 """Token counts of texts, in order, each exactly as `count_tokens` (tiktoken's `encode_ordinary`) counts it.
 
 The stats pass takes one of these so a faster tokenizer can be plugged in from outside the engine
-(`infra.tokenizers`); whatever it is, it must agree with tiktoken text by text, because the chunk
+(`infra.outputs.tokenizers`); whatever it is, it must agree with tiktoken text by text, because the chunk
 planner later re-encodes single pieces with tiktoken and trusts the index's counts for them.
 """
 

@@ -33,9 +33,9 @@ from extraction.documents.tokens import DEFAULT_ENCODING
 from extraction.variables.prompts import preview, preview_from_head
 from infra.blobstore import BlobStore
 from infra.outputs.content import HEAD_BYTES, char_count, head_text, iter_content, json_candidate, read_content
+from infra.outputs.tokenizers import store_counter
 from infra.outputs.views import Blocks, Derivation, derived_keys, drop_view, view_key
 from infra.stores.records import OutputRecord, SessionRecord, TextView, blob_key, new_id
-from infra.tokenizers import store_counter
 
 log = logging.getLogger("toolout.versions")
 

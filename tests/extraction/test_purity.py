@@ -24,7 +24,7 @@ FORBIDDEN = {
     "infra",
     "workers",
     "api",
-    "gigatoken",  # the fast store-time counter comes in from infra (infra.tokenizers)
+    "gigatoken",  # the fast store-time counter comes in from infra (infra.outputs.tokenizers)
     "awkward",
     "numpy",
 }

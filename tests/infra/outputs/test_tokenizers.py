@@ -12,8 +12,8 @@ import pytest
 from extraction.documents.stats import measure
 from extraction.documents.tokens import tiktoken_counter
 from extraction.tokenizer_files import ensure_offline_encodings
-from infra import tokenizers
-from infra.tokenizers import PRETOKENIZERS, GigatokenCounter, cached_ranks_file, gigatoken_for, store_counter
+from infra.outputs import tokenizers
+from infra.outputs.tokenizers import PRETOKENIZERS, GigatokenCounter, cached_ranks_file, gigatoken_for, store_counter
 
 ensure_offline_encodings()
 
