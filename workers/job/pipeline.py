@@ -190,8 +190,12 @@ def _map(
         _map_failed(rt, current, exc, [index, start, end])
         return None
     calls = gate.take_counts()
-    event = trace.map_event(index, (start, end), text, report.content, usage, time.monotonic() - started)
-    events = [event] if rt.settings.trace_max_bytes else []
+    seconds = time.monotonic() - started
+    events = (
+        [trace.map_event(index, (start, end), text, report.content, usage, seconds)]
+        if rt.settings.trace_max_bytes
+        else []
+    )
     return Settled(
         rt.jobs.record_chunk_and_settle(current.job.id, index, report.content, usage, calls, by=by, trace=events)
     )
