@@ -66,6 +66,20 @@ CALL_TARGETS = {(32, 500): (33, 33), (128, 500): (0, 135)}
 
 
 # --- the baseline ----------------------------------------------------------------------------------
+def map_calls(doc: bytes, plan: Plan) -> list[list[dict[str, Any]]]:
+    """Each chunk's map prompt, as the worker builds it: what every baseline sends for the job's chunks."""
+    return [
+        map_messages(
+            plan.ctx,
+            doc[c.start : c.end].decode(errors="replace"),
+            chunk_index=c.index + 1,
+            chunk_total=len(plan.chunks),
+            overlap_percent=OVERLAP_PERCENT,
+        )
+        for c in plan.chunks
+    ]
+
+
 @dataclass
 class GatherRun:
     """What one baseline run did: its wall time, model calls and reduce depth (levels of group reduces)."""
@@ -98,17 +112,7 @@ class Gather:
 
     async def _job(self, doc: bytes, plan: Plan) -> int:
         slots = asyncio.Semaphore(self.concurrency)
-        total = len(plan.chunks)
-        maps = [
-            map_messages(
-                plan.ctx,
-                doc[c.start : c.end].decode(errors="replace"),
-                chunk_index=c.index + 1,
-                chunk_total=total,
-                overlap_percent=OVERLAP_PERCENT,
-            )
-            for c in plan.chunks
-        ]
+        maps = map_calls(doc, plan)
         outputs = await asyncio.gather(*(self._report(slots, m, plan) for m in maps))
         return await self._reduce_tree(slots, list(outputs), plan)
 

@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.report import print_table, verdict
-from bench.service.fanout import Gather, GatherRun, check_same_work, ms
-from bench.service.fanout_docs import EVERY_CHUNK_REQUEST, OVERLAP_PERCENT, plan_like, sized_doc
+from bench.service.fanout import Gather, GatherRun, check_same_work, map_calls, ms
+from bench.service.fanout_docs import EVERY_CHUNK_REQUEST, plan_like, sized_doc
 from bench.service.harness import SHORT_ANSWERS, SMALL_WINDOW, running_stack
 from bench.service.idle import settle, stack_pids
 from bench.service.jobs import Plan, small_limits, timed_job, upload
-from extraction.texts.prompts import map_messages
 
 CHUNKS, LATENCY_MS = 32, 500
 TIME_TARGET, CALLS_TARGET = 0.6, 1.10
@@ -44,17 +43,7 @@ class Lcel(Gather):
         async def report(messages: list[dict[str, Any]]) -> str:
             return await self._report(slots, messages, plan)
 
-        total = len(plan.chunks)
-        maps = [
-            map_messages(
-                plan.ctx,
-                doc[c.start : c.end].decode(errors="replace"),
-                chunk_index=c.index + 1,
-                chunk_total=total,
-                overlap_percent=OVERLAP_PERCENT,
-            )
-            for c in plan.chunks
-        ]
+        maps = map_calls(doc, plan)
         call = RunnableLambda(self._invoke_sync, afunc=report)
         outputs = await call.abatch(maps, config={"max_concurrency": self.concurrency})
         return await self._reduce_tree(slots, list(outputs), plan)
