@@ -112,23 +112,32 @@ def preload(rt: Runtime, handle: str, tenant: str) -> str:
 
     Best effort: an output gone, not structured or not loadable is skipped; nothing here fails an upload.
     An output deleted while it loaded loses the tables just kept (its deletion may have run before they were).
+    Its session may be deleted before the preload runs, or while: the record or the blob is then gone, which is
+    an agent finishing quickly, not a failure ("gone", no traceback).
     """
     try:
         output = rt.records.get_output(handle, tenant)
     except NotFound:
         return "gone"
+    try:
+        done = _load(rt, output)
+    except NotFound:
+        done = "gone"
+    _forget_if_deleted(rt, output)
+    log.info("output %s: preload %s", handle, done)
+    return done
+
+
+def _load(rt: Runtime, output: OutputRecord) -> str:
     kind = structured_kind(rt.blobs, output)
     if kind is None:
         return "not structured"
     try:
-        done = preload_tables(
+        return preload_tables(
             rt.blobs, output, kind, engine_limits(rt.settings), rt.loaded, temp_root=rt.settings.query_temp_dir
         )
     except LoadFailed as exc:
-        done = f"not loadable ({exc.message})"
-    _forget_if_deleted(rt, output)
-    log.info("output %s: preload %s", handle, done)
-    return done
+        return f"not loadable ({exc.message})"
 
 
 def _forget_if_deleted(rt: Runtime, output: OutputRecord) -> None:

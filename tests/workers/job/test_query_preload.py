@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator
 
@@ -119,6 +120,17 @@ def test_a_preload_of_an_output_deleted_meanwhile_keeps_nothing(make_runtime) ->
     assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "loaded"
     assert not rt.blobs.exists(manifest(output))
     assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None, "the pointer outlived its tables"
+
+
+def test_a_preload_whose_blob_went_with_its_session_is_gone_and_logs_no_traceback(make_runtime, caplog) -> None:
+    """The soak's race: the session is deleted (blobs first) after the preload read the record, before the blob."""
+    rt = make_runtime(offline_llm())
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+    rt.blobs.delete_prefix(f"sessions/{output.session_id}/")
+    with caplog.at_level("INFO", logger="toolout.workers"):
+        assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "gone"
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING], caplog.text
+    assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None
 
 
 def test_a_question_whose_output_is_deleted_meanwhile_leaves_no_pointer(make_runtime) -> None:
