@@ -235,6 +235,12 @@ class Settings(BaseSettings):
     # --- api ----------------------------------------------------------------------------------
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    api_keep_alive_seconds: int = Field(
+        75,
+        gt=0,
+        description="how long the API keeps an idle HTTP connection open: longer than a client reuses one (httpx "
+        "and so the SDK: 5 s), so a request is never sent on a connection the server is closing (a reset)",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["text", "json"] = Field(
         "text", description="json: one object a line with trace_id and job_id (API and worker processes)"

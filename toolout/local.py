@@ -190,7 +190,11 @@ def serve(
     stores = open_stores(chosen)
     dispatcher = LocalDispatcher(build_runtime(chosen, stores, None))
     app = create_app(services=Services(settings=chosen, stores=stores, dispatcher=dispatcher))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    keep_alive = chosen.api_keep_alive_seconds  # see the setting: never close an idle connection before a client would
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", timeout_keep_alive=keep_alive
+    )
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name="toolout-local-api", daemon=True)
     thread.start()
     try:

@@ -46,3 +46,9 @@ def test_without_either_the_defaults_are_loopback_8000(served: dict[str, Any], m
     monkeypatch.delenv("TOOLOUT_API_PORT", raising=False)
     assert CliRunner().invoke(app, ["api"]).exit_code == 0
     assert (served["host"], served["port"]) == ("127.0.0.1", 8000)
+
+
+def test_idle_connections_outlive_the_clients_reuse_of_them(served: dict[str, Any]) -> None:
+    """uvicorn's own default (5 s) equals httpx's keep-alive expiry: a request sent as the server closes is reset."""
+    assert CliRunner().invoke(app, ["api"]).exit_code == 0
+    assert served["timeout_keep_alive"] == get_settings().api_keep_alive_seconds == 75

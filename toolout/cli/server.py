@@ -72,6 +72,7 @@ def api(
         port=port or settings.api_port,
         log_level=log_level,
         log_config=log_config,
+        timeout_keep_alive=settings.api_keep_alive_seconds,
     )
 
 
