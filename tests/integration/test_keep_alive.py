@@ -8,7 +8,7 @@ instead, so a client's idle connection is always closed by the client first.
 
 from __future__ import annotations
 
-import socket
+import http.client
 import time
 from urllib.parse import urlparse
 
@@ -18,14 +18,23 @@ CLIENT_REUSE_SECONDS = 5.0
 """httpx's `keepalive_expiry`, which the SDK keeps: the longest a pooled connection sits idle before reuse."""
 
 
-def get_healthz(sock: socket.socket) -> bytes:
-    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: toolout\r\n\r\n")
-    return sock.recv(65536)
+def healthz(connection: http.client.HTTPConnection) -> int:
+    """One request on the connection as it is: http.client reconnects only a socket it closed itself, so a
+    connection the server closed fails here (RemoteDisconnected, or a reset) instead of being replaced."""
+    connection.request("GET", "/healthz")
+    response = connection.getresponse()
+    response.read()
+    return response.status
 
 
 def test_a_connection_idle_past_the_clients_reuse_is_still_served(local_stack: Stack) -> None:
     url = urlparse(local_stack.api_url)
-    with socket.create_connection((url.hostname, url.port), timeout=10) as sock:
-        assert get_healthz(sock).startswith(b"HTTP/1.1 200 ")
+    connection = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=10)
+    try:
+        assert healthz(connection) == 200
+        socket_before = connection.sock
         time.sleep(CLIENT_REUSE_SECONDS + 1.5)
-        assert get_healthz(sock).startswith(b"HTTP/1.1 200 "), "the API closed an idle connection a client may reuse"
+        assert healthz(connection) == 200
+        assert connection.sock is socket_before, "the request went on a new connection"
+    finally:
+        connection.close()
