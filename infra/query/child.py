@@ -25,7 +25,7 @@ import duckdb
 from extraction.documents.structured import StructuredKind
 from infra.query.checking import QueryRefused, builtin_functions
 from infra.query.engine import EngineLimits, LoadFailed
-from infra.query.loading import load_tables
+from infra.query.loading import NotSampled, load_tables
 from infra.query.sandbox import Sandbox, TableFile
 
 Answer = tuple[str, Any, int]
@@ -72,9 +72,12 @@ class _Server:
 
     def _run(self, op: str, args: list[Any]) -> Any:
         if op == "load":
-            source, kind, out_dir, limits = args
+            source, kind, out_dir, limits, sampled = args
             self._limit(limits)
-            return load_tables(Path(source), StructuredKind(kind), Path(out_dir), limits)
+            try:
+                return load_tables(Path(source), StructuredKind(kind), Path(out_dir), limits, sampled=sampled)
+            except NotSampled:
+                return None  # the parent loads it again, with every row inferred, in a fresh child
         if op == "open":
             tables, limits, temp_dir = args
             self._limit(limits)
