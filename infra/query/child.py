@@ -72,12 +72,7 @@ class _Server:
 
     def _run(self, op: str, args: list[Any]) -> Any:
         if op == "load":
-            source, kind, out_dir, limits, sampled = args
-            self._limit(limits)
-            try:
-                return load_tables(Path(source), StructuredKind(kind), Path(out_dir), limits, sampled=sampled)
-            except NotSampled:
-                return None  # the parent loads it again, with every row inferred, in a fresh child
+            return self._load(*args)
         if op == "open":
             tables, limits, temp_dir = args
             self._limit(limits)
@@ -87,6 +82,17 @@ class _Server:
             raise QueryRefused("no tables are open")
         self._limit(self.box.limits)
         return getattr(self.box, op)(*args)
+
+    def _load(self, source: str, kind: str, out_dir: str, limits: EngineLimits, sampled: bool) -> Any:
+        """The tables, checked to open as a sandbox would (what is kept must open); None: not sampled."""
+        self._limit(limits)
+        out = Path(out_dir)
+        try:
+            tables = load_tables(Path(source), StructuredKind(kind), out, limits, sampled=sampled)
+        except NotSampled:
+            return None  # the parent loads it again, with every row inferred, in a fresh child
+        Sandbox([TableFile(t.name, out / t.file, t.rows) for t in tables], limits, out / "spill").close()
+        return tables
 
     def _limit(self, limits: EngineLimits) -> None:
         """This request's memory and CPU allowance (the hard limits stay open: each request sets its own).

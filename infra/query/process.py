@@ -158,6 +158,14 @@ def take_child() -> Child:
     return mine[0] if mine else Child.start()
 
 
+def start_spare() -> None:
+    """A warm spare for this process's first `take_child`, unless it has one: a child takes ~1.5 s to start
+    (Python, DuckDB, its function list), which the worker pays when it is ready instead of in its first load."""
+    with _spares_lock:
+        if not any(c.owner == os.getpid() and c.proc.poll() is None for c in _spares):
+            _spares.append(Child.start())
+
+
 @atexit.register
 def _close_spares() -> None:
     with _spares_lock:
@@ -258,9 +266,10 @@ class ChildSandbox:
 
 
 def load_in_child(source: Path, kind: StructuredKind, out_dir: Path, limits: EngineLimits) -> list[LoadedTable]:
-    """`loading.load_tables` in a child of its own under the same limits, within `load_timeout_seconds` in all:
-    sampled first (`loading.samplable` documents), and when that does not hold, with every row inferred in a
-    fresh child (the first one's threads and buffers would count against the second's address space)."""
+    """`loading.load_tables` in a child of its own under the same limits, within `load_timeout_seconds` in all,
+    the tables checked to open there (`infra.query.child`): sampled first (`loading.samplable` documents),
+    and when that does not hold, with every row inferred in a fresh child (the first one's threads and
+    buffers would count against the second's address space)."""
     deadline = time.monotonic() + limits.load_timeout_seconds
     if samplable(source, kind):
         tables = _load_once(source, kind, out_dir, limits, sampled=True)

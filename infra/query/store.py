@@ -17,7 +17,8 @@ Opening an output (`open_tables`, a question) takes the first of:
 After 3 or 4 the Parquet is uploaded under the output's prefix by a thread, while the question is
 answered (`close` waits for it): the first answer never waits for the upload. `preload_tables` does
 1, 3 or 4 ahead of any question, at once and under the lock, and skips content somebody is loading; it
-logs how long each part took (fetch, DuckDB's load, the check that the tables open, keeping them).
+logs how long each part took (fetch, DuckDB's load, keeping the tables). What is kept opens: a load's
+child checks that its tables open as a sandbox would before it answers (`infra.query.child`).
 """
 
 from __future__ import annotations
@@ -237,7 +238,6 @@ def preload_tables(
             return "kept already"
         clock = _Clock()
         manifest, how, _ = clock.run("load", lambda: _copy_or_load(source, kind, limits, work))
-        clock.run("check", lambda: _sandbox(manifest, limits, work).close())  # a broken form is not kept
         clock.run("keep", lambda: _keep(source, manifest, work))
         log.info("output %s: preload %s in %s", record.handle, how, clock)
         return how
