@@ -161,6 +161,11 @@ class Settings(BaseSettings):
     # --- query strategy (DuckDB over structured outputs; turn and token bounds: the agent_* above) ---
     query_memory_limit_mb: int = Field(512, ge=64, description="DuckDB memory limit per connection (load or query)")
     query_threads: int = Field(1, ge=1, description="DuckDB threads per connection")
+    query_load_threads: int = Field(
+        0,
+        ge=0,
+        description="DuckDB threads of a load (a document to Parquet: the preload, a first question); 0: one per core",
+    )
     query_temp_dir: str | None = Field(None, description="where loads and queries spill; None: the system temp dir")
     query_max_temp_mb: int = Field(8192, ge=16, description="spill space one connection may use")
     query_statement_timeout_seconds: float = Field(10.0, gt=0, description="a model's SQL is interrupted after this")

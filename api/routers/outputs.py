@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import time
 import unicodedata
 import uuid
 from pathlib import Path
@@ -53,6 +55,7 @@ from infra.stores.idempotency import fingerprint
 from infra.stores.records import OutputRecord, SessionRecord
 
 router = APIRouter(prefix=API_PREFIX, tags=["outputs"])
+log = logging.getLogger("toolout.api.ingest")
 
 MAX_TOOL_NAME_CHARS = 256
 MAX_CONTENT_TYPE_CHARS = 256
@@ -162,12 +165,14 @@ async def upload_output(
     settings = services.settings
     _check_declared_length(request, settings.max_upload_bytes)
     session = await run_in_threadpool(services.records.get_session, str(session_id), tenant)
+    started = time.perf_counter()
     spooled = await spool(
         request.stream(),
         directory=spool_dir(settings),
         limit=settings.max_upload_bytes,
         encoding=settings.tokenizer_encoding,
     )
+    received = time.perf_counter() - started
     metrics.upload_bytes.inc(spooled.size)
     try:
         key_print = _upload_fingerprint(request, meta, spooled, store, route)
@@ -175,6 +180,8 @@ async def upload_output(
         return await run_in_threadpool(idempotent, services.idempotency, tenant, idempotency_key, key_print, produce)
     finally:
         spooled.path.unlink(missing_ok=True)
+        stored = time.perf_counter() - started - received
+        log.info("upload of %d bytes: received and measured in %.2fs, stored in %.2fs", spooled.size, received, stored)
 
 
 def _upload_fingerprint(

@@ -25,6 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -54,13 +55,20 @@ def ndjson_rows(seed: int = 30) -> list[bytes]:
     return rows
 
 
-def write_ndjson(path: Path, size: int) -> None:
-    rnd, rows, written = random.Random(1), ndjson_rows(), 0
+def write_ndjson(path: Path, size: int) -> Counter[str]:
+    """The file (the same bytes for the same size), and how many of its rows have each `status`."""
+    rnd, rows, written, picked = random.Random(1), ndjson_rows(), 0, Counter[int]()
     with open(path, "wb") as file:
         while written < size:
-            block = b"".join(rnd.choices(rows, k=8192))
+            chosen = rnd.choices(range(len(rows)), k=8192)  # the rows `rnd.choices(rows, …)` would pick
+            picked.update(chosen)
+            block = b"".join(rows[i] for i in chosen)
             file.write(block)
             written += len(block)
+    statuses = Counter[str]()
+    for i, n in picked.items():
+        statuses[json.loads(rows[i])["status"]] += n
+    return statuses
 
 
 def blocks(path: Path, limit: int | None = None) -> Iterator[bytes]:

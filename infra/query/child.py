@@ -25,7 +25,7 @@ import duckdb
 from extraction.documents.structured import StructuredKind
 from infra.query.checking import QueryRefused, builtin_functions
 from infra.query.engine import EngineLimits, LoadFailed
-from infra.query.loading import load_tables
+from infra.query.loading import NotSampled, load_tables
 from infra.query.sandbox import Sandbox, TableFile
 
 Answer = tuple[str, Any, int]
@@ -72,9 +72,7 @@ class _Server:
 
     def _run(self, op: str, args: list[Any]) -> Any:
         if op == "load":
-            source, kind, out_dir, limits = args
-            self._limit(limits)
-            return load_tables(Path(source), StructuredKind(kind), Path(out_dir), limits)
+            return self._load(*args)
         if op == "open":
             tables, limits, temp_dir = args
             self._limit(limits)
@@ -84,6 +82,17 @@ class _Server:
             raise QueryRefused("no tables are open")
         self._limit(self.box.limits)
         return getattr(self.box, op)(*args)
+
+    def _load(self, source: str, kind: str, out_dir: str, limits: EngineLimits, sampled: bool) -> Any:
+        """The tables, checked to open as a sandbox would (what is kept must open); None: not sampled."""
+        self._limit(limits)
+        out = Path(out_dir)
+        try:
+            tables = load_tables(Path(source), StructuredKind(kind), out, limits, sampled=sampled)
+        except NotSampled:
+            return None  # the parent loads it again, with every row inferred, in a fresh child
+        Sandbox([TableFile(t.name, out / t.file, t.rows) for t in tables], limits, out / "spill").close()
+        return tables
 
     def _limit(self, limits: EngineLimits) -> None:
         """This request's memory and CPU allowance (the hard limits stay open: each request sets its own).

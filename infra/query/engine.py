@@ -7,6 +7,7 @@ a big document nor a model's query can take a worker's memory or reach for the n
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -28,6 +29,8 @@ class EngineLimits:
 
     memory_limit_mb: int = 512
     threads: int = 1
+    load_threads: int = 0
+    """DuckDB threads of a load (a document to Parquet); 0: one per core (`load_thread_count`)."""
     max_temp_mb: int = 8192
     statement_timeout_seconds: float = 10.0
     max_sql_chars: int = 8000
@@ -49,6 +52,7 @@ class EngineLimits:
         return cls(
             memory_limit_mb=settings.query_memory_limit_mb,
             threads=settings.query_threads,
+            load_threads=settings.query_load_threads,
             max_temp_mb=settings.query_max_temp_mb,
             statement_timeout_seconds=settings.query_statement_timeout_seconds,
             max_sql_chars=settings.query_max_sql_chars,
@@ -66,14 +70,20 @@ class LoadFailed(ExtractionError):
     code = "not_structured"
 
 
-def connect(limits: EngineLimits, temp_dir: Path) -> duckdb.DuckDBPyConnection:
-    """An in-memory database that spills to `temp_dir`, never loads an extension by itself."""
+def load_thread_count(limits: EngineLimits) -> int:
+    """A load's threads: `load_threads`, or one per core this process may run on (it runs alone in its child)."""
+    return limits.load_threads or max(1, len(os.sched_getaffinity(0)))
+
+
+def connect(limits: EngineLimits, temp_dir: Path, *, threads: int | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory database that spills to `temp_dir`, never loads an extension by itself; `threads`
+    None: `limits.threads` (a query's)."""
     temp_dir.mkdir(parents=True, exist_ok=True)
     return duckdb.connect(
         ":memory:",
         config={
             "memory_limit": f"{limits.memory_limit_mb}MB",
-            "threads": max(1, limits.threads),
+            "threads": max(1, limits.threads if threads is None else threads),
             "temp_directory": str(temp_dir),
             "max_temp_directory_size": f"{limits.max_temp_mb}MB",
             "autoload_known_extensions": False,

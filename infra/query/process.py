@@ -22,7 +22,8 @@ import signal
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from typing import Any
 from extraction.documents.structured import StructuredKind
 from infra.query.checking import QueryRefused
 from infra.query.engine import EngineLimits, LoadFailed
-from infra.query.loading import LoadedTable
+from infra.query.loading import LoadedTable, samplable
 from infra.query.sandbox import Rows, TableFile
 
 GRACE_SECONDS = 2.0
@@ -157,6 +158,14 @@ def take_child() -> Child:
     return mine[0] if mine else Child.start()
 
 
+def start_spare() -> None:
+    """A warm spare for this process's first `take_child`, unless it has one: a child takes ~1.5 s to start
+    (Python, DuckDB, its function list), which the worker pays when it is ready instead of in its first load."""
+    with _spares_lock:
+        if not any(c.owner == os.getpid() and c.proc.poll() is None for c in _spares):
+            _spares.append(Child.start())
+
+
 @atexit.register
 def _close_spares() -> None:
     with _spares_lock:
@@ -257,20 +266,42 @@ class ChildSandbox:
 
 
 def load_in_child(source: Path, kind: StructuredKind, out_dir: Path, limits: EngineLimits) -> list[LoadedTable]:
-    """`loading.load_tables` in a child of its own under the same limits and `load_timeout_seconds`."""
+    """`loading.load_tables` in a child of its own under the same limits, within `load_timeout_seconds` in all,
+    the tables checked to open there (`infra.query.child`): sampled first (`loading.samplable` documents),
+    and when that does not hold, with every row inferred in a fresh child (the first one's threads and
+    buffers would count against the second's address space)."""
+    deadline = time.monotonic() + limits.load_timeout_seconds
+    if samplable(source, kind):
+        tables = _load_once(source, kind, out_dir, limits, sampled=True)
+        if tables is not None:
+            return tables
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise LoadFailed(f"loading took longer than {limits.load_timeout_seconds:g} s and was stopped")
+        limits = replace(limits, load_timeout_seconds=left)
+    return _load_once(source, kind, out_dir, limits, sampled=False) or []
+
+
+def _load_once(
+    source: Path, kind: StructuredKind, out_dir: Path, limits: EngineLimits, *, sampled: bool
+) -> list[LoadedTable] | None:
     child = take_child()
     try:
         status, value = child.call(
-            ("load", str(source), kind.value, str(out_dir), limits),
+            ("load", str(source), kind.value, str(out_dir), limits, sampled),
             seconds=limits.load_timeout_seconds + GRACE_SECONDS,
             max_bytes=ANSWER_OVERHEAD_BYTES,
         )
     except ChildLimit as exc:
+        if sampled:
+            return None  # over a limit on every core: every row inferred, on `threads`, may still fit
         raise LoadFailed(
             limit_message(exc, limits, "loading the output", limits.load_timeout_seconds, NOT_LOADABLE)
         ) from exc
     finally:
         child.close()
     if status != "ok":
+        if sampled:
+            return None
         raise LoadFailed(str(value))
-    return list(value)
+    return None if value is None else list(value)

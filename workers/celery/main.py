@@ -40,9 +40,13 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
 
     def on_ready(**_: Any) -> None:
         """Import litellm now (~5 s) and build the tokenizer's token-length table (~0.1 s: chunk planning
-        then decodes no token, half its time), not in the first job; start the watchdog once there are workers."""
+        then decodes no token, half its time), and start a spare DuckDB child (~1.5 s: a preload's load takes
+        it), not in the first job; start the watchdog once there are workers."""
+        from infra.query.process import start_spare  # DuckDB: imported once the worker is up
+
         rt.llm_ready()
         token_byte_lengths(settings.tokenizer_encoding)
+        start_spare()
         start_watchdog(rt, dispatcher.submit)
 
     worker_ready.connect(on_ready, weak=False)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from extraction.documents.structured import StructuredKind
 from infra.query import EngineLimits, LoadFailed, Sandbox, TableFile
-from infra.query.loading import load_tables
+from infra.query.loading import SAMPLE_ROWS, NotSampled, load_tables
+from infra.query.process import load_in_child
 
 LIMITS = EngineLimits(memory_limit_mb=256, threads=1)
 
@@ -122,3 +124,44 @@ def test_a_load_past_its_time_limit_is_load_failed(tmp_path: Path) -> None:
     slow = EngineLimits(memory_limit_mb=256, threads=1, load_timeout_seconds=0.05)
     with pytest.raises(LoadFailed, match=r"longer than 0\.05 s"):
         load_tables(source, StructuredKind.NDJSON, tmp_path / "out", slow)
+
+
+SAMPLE_MISSES = {
+    "a key after the sample": [{"a": 1}] * SAMPLE_ROWS + [{"a": 2, "late": "x"}],
+    "a type after the sample": [{"a": 1}] * SAMPLE_ROWS + [{"a": "two"}],
+    "NULL in every sampled row": [{"a": None}] * SAMPLE_ROWS + [{"a": 3}],
+    "an empty array in every sampled row": [{"a": []}] * SAMPLE_ROWS + [{"a": [1]}],
+}
+
+
+@pytest.mark.parametrize("case", SAMPLE_MISSES)
+@pytest.mark.parametrize("kind", [StructuredKind.NDJSON, StructuredKind.JSON])
+def test_a_sample_that_does_not_hold_is_loaded_again_with_every_row(
+    tmp_path: Path, case: str, kind: StructuredKind
+) -> None:
+    records = SAMPLE_MISSES[case]
+    source = tmp_path / "content"
+    source.write_text(
+        "".join(json.dumps(r) + "\n" for r in records) if kind is StructuredKind.NDJSON else json.dumps(records)
+    )
+    with pytest.raises(NotSampled):
+        load_tables(source, kind, tmp_path / "sampled", LIMITS, sampled=True)
+    tables = load_in_child(source, kind, tmp_path / "out", LIMITS)
+    box = Sandbox([TableFile(t.name, tmp_path / "out" / t.file, t.rows) for t in tables], LIMITS, tmp_path / "spill")
+    assert rows(box, "SELECT count(*) FROM records") == [(len(records),)]
+    last = rows(box, "SELECT * FROM records LIMIT 1 OFFSET " + str(len(records) - 1))[0]
+    assert None not in last and last[-1] not in ("", [])
+
+
+def test_a_sample_that_holds_loads_what_every_row_would(tmp_path: Path) -> None:
+    records = [{"id": i, "user": {"name": f"u{i}", "tags": ["a"] * (i % 3)}, "ms": i / 7} for i in range(30_000)]
+    source = tmp_path / "content"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records))
+    sampled = load_tables(source, StructuredKind.NDJSON, tmp_path / "sampled", LIMITS, sampled=True)
+    every = load_tables(source, StructuredKind.NDJSON, tmp_path / "every", LIMITS)
+    assert [(t.name, t.rows, t.note, t.nulls) for t in sampled] == [(t.name, t.rows, t.note, t.nulls) for t in every]
+    one, other = (
+        duckdb.sql(f"SELECT * FROM read_parquet('{tmp_path / d / 't0.parquet'}')") for d in ("sampled", "every")
+    )
+    assert [str(t) for t in one.dtypes] == [str(t) for t in other.dtypes]
+    assert one.except_(other).fetchall() == [] and other.except_(one).fetchall() == []

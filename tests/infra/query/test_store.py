@@ -53,9 +53,22 @@ def test_a_sandbox_that_does_not_open_is_load_failed_and_frees_the_lock(tmp_path
     lease = forms.try_hold(record.tenant, record.stats.sha256)
     assert lease is not None, "the load lock was left held: the next question would wait for it"
     lease.release()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_preload_whose_tables_do_not_open_keeps_nothing(tmp_path: Path, monkeypatch) -> None:
+    """The load's child checks that its tables open (`infra.query.child`) and answers LoadFailed when not."""
+
+    def unopenable(*args: object, **kwargs: object) -> None:
+        raise LoadFailed("the load stopped: it failed (CatalogException)")
+
+    monkeypatch.setattr(store_module, "load_in_child", unopenable)
+    blobs, forms = MemoryBlobStore(), MemoryLoadedForms()
+    record = stored(blobs, b'[{"id": 1}]')
     with pytest.raises(LoadFailed):
         preload_tables(blobs, record, StructuredKind.JSON, LIMITS, forms, temp_root=str(tmp_path))
     assert not blobs.exists(query_prefix(record) + "manifest.json"), "a broken loaded form was kept"
+    assert forms.try_hold(record.tenant, record.stats.sha256) is not None, "the load lock was left held"
     assert list(tmp_path.iterdir()) == []
 
 
