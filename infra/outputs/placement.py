@@ -21,12 +21,14 @@ not deleted: a job extracting from it keeps working, and the sweeper removes it 
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 
 from extraction.directives.file_paths import fresh_file_path
 from extraction.directives.specs import WriteMode
 from extraction.errors import Conflict
 from extraction.variables.names import default_name, fresh_name, tool_base_name
+from infra.errors import BackendUnavailable, BlobNotFound
 from infra.outputs.versions import Part
 from infra.stores.records import OutputRecord, RecordStore, Space
 
@@ -34,6 +36,12 @@ log = logging.getLogger("toolout.placement")
 
 MAX_ATTEMPTS = 50
 """Compare-and-set rounds before a write gives up with 409 (only under heavy contention on one name)."""
+
+LAGGING_READ_DELAYS = (0.1, 0.3, 1.0)
+"""Seconds to wait before reading a bound version's blob again when the store said it was missing.
+
+S3-compatible servers may answer 404 for an object written moments ago (eventual read-after-write); a version
+whose alias still points at it exists, so the store is behind, not the client wrong."""
 
 
 @dataclass(frozen=True)
@@ -78,10 +86,10 @@ def place(records: RecordStore, part: Part, target: Target) -> OutputRecord:
 def _try(records: RecordStore, part: Part, target: Target) -> OutputRecord | None:
     attempt = _start(records, part, target)
     current = attempt.current
-    if target.mode is WriteMode.APPEND and current is not None:
-        version = part.writer.appended(current, part)
-    else:
-        version = part.version()
+    appending = target.mode is WriteMode.APPEND and current is not None
+    version = _appended(records, part, target, attempt) if appending else part.version()
+    if version is None:
+        return None
     version = version.model_copy(update=_placement_fields(target.space, attempt.key, current, version))
     records.put_output(version)
     try:
@@ -97,6 +105,36 @@ def _try(records: RecordStore, part: Part, target: Target) -> OutputRecord | Non
     if current is not None and current.handle != version.handle:
         records.retire_output(current, part.writer.options.clock())
     return version
+
+
+def _appended(records: RecordStore, part: Part, target: Target, attempt: _Attempt) -> OutputRecord | None:
+    """The current version's content joined with the part's; None when the alias moved meanwhile (retry from
+    what won).
+
+    Its blob missing while the alias still points at it means the store lags behind its own write: read again
+    after `LAGGING_READ_DELAYS`, then answer 503 (the client may retry), never 404 for a variable that exists.
+    """
+    current, delays = attempt.current, iter(LAGGING_READ_DELAYS)
+    assert current is not None
+    while True:
+        try:
+            return part.writer.appended(current, part)
+        except BlobNotFound:
+            if records.alias(current.session_id, target.space, attempt.key) != attempt.expected:
+                return None
+            delay = next(delays, None)
+            if delay is None:
+                raise _lagging_store(current) from None
+        log.warning("the blob of %s is not readable yet; reading it again in %.1f s", current.handle, delay)
+        time.sleep(delay)
+
+
+def _lagging_store(current: OutputRecord) -> BackendUnavailable:
+    waited = sum(LAGGING_READ_DELAYS)
+    return BackendUnavailable(
+        f"the blob store did not show the content of {current.handle} {waited:.1f} s after it was written; try again",
+        handle=current.handle,
+    )
 
 
 def _placement_fields(space: Space, key: str, current: OutputRecord | None, version: OutputRecord) -> dict[str, object]:

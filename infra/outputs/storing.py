@@ -95,9 +95,10 @@ def store_output(
     try:
         record = place(records, part, target)
     except NotFound:
-        raise _deleted_during_upload(session.id) from None
+        _require_session(records, session.id, session.tenant)
+        raise
     try:
-        _check_session_survived(records, record)
+        _require_session(records, record.session_id, record.tenant)
     except BaseException:
         delete_stored_output(blobs, records, record)
         raise
@@ -126,12 +127,14 @@ def forget_loaded_form(forms: LoadedForms, record: OutputRecord) -> None:
         forms.forget(record.tenant, record.stats.sha256, loaded_form_prefix(record))
 
 
-def _check_session_survived(records: RecordStore, record: OutputRecord) -> None:
-    """A DELETE or sweep that ran during the upload must not leave an output behind in a dead session."""
+def _require_session(records: RecordStore, session_id: str, tenant: str) -> None:
+    """The session must still exist: a DELETE or sweep that ran during the upload must not leave an output behind
+    in a dead session. Called after a `NotFound` while placing too, so that only a vanished session reads
+    "deleted during the upload" and any other miss (a blob the store lost) keeps its own message."""
     try:
-        records.get_session(record.session_id, record.tenant)
+        records.get_session(session_id, tenant)
     except NotFound:
-        raise _deleted_during_upload(record.session_id) from None
+        raise _deleted_during_upload(session_id) from None
 
 
 def _deleted_during_upload(session_id: str) -> NotFound:

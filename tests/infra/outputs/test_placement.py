@@ -12,6 +12,8 @@ from extraction.documents.lines import build_line_index
 from extraction.documents.stats import measure
 from extraction.errors import NotFound
 from infra.blobstore import MemoryBlobStore
+from infra.errors import BackendUnavailable, BlobNotFound
+from infra.outputs import placement, storing
 from infra.outputs.content import iter_content
 from infra.outputs.placement import DEFAULT_TARGET
 from infra.outputs.storing import Target, UploadMeta, WriteOptions, store_output
@@ -137,3 +139,55 @@ def test_a_session_deleted_meanwhile_leaves_nothing(stores) -> None:
     with pytest.raises(NotFound, match="deleted during the upload"):
         put(stores, session, b"x" * 100, inline_max=0)
     assert stores[1]._blobs == {} and stores[0].session_handles(session.id) == []
+
+
+class LaggingBlobs(MemoryBlobStore):
+    """A store that answers 404 for the first `misses` reads of a blob, as an S3 server behind its own write may."""
+
+    def __init__(self, misses: int) -> None:
+        super().__init__()
+        self.misses = misses
+
+    def read_range(self, key: str, start: int, end: int) -> bytes:
+        if self.misses:
+            self.misses -= 1
+            raise BlobNotFound(f"no blob stored under {key!r}", key=key)
+        return super().read_range(key, start, end)
+
+
+@pytest.fixture()
+def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    slept: list[float] = []
+    monkeypatch.setattr(placement.time, "sleep", slept.append)
+    return slept
+
+
+def test_an_append_reads_a_lagging_store_again_instead_of_blaming_the_session(no_sleep) -> None:
+    stores = (MemoryRecordStore(session_ttl_seconds=600), LaggingBlobs(misses=0))
+    session, target = stores[0].create_session(), Target(Space.VARIABLE, "log", WriteMode.APPEND)
+    put(stores, session, b"old", target, inline_max=0)
+    stores[1].misses = 2
+    appended = put(stores, session, b"new", target, inline_max=0)
+    assert text(stores, appended) == b"old\nnew" and no_sleep == list(placement.LAGGING_READ_DELAYS[:2])
+
+
+def test_a_store_that_never_shows_the_blob_is_a_503_not_a_deleted_session(no_sleep) -> None:
+    stores = (MemoryRecordStore(session_ttl_seconds=600), LaggingBlobs(misses=0))
+    session, target = stores[0].create_session(), Target(Space.VARIABLE, "log", WriteMode.APPEND)
+    first = put(stores, session, b"old", target, inline_max=0)
+    stores[1].misses = 99
+    with pytest.raises(BackendUnavailable, match=f"did not show the content of {first.handle}"):
+        put(stores, session, b"new", target, inline_max=0)
+    assert stores[0].alias(session.id, Space.VARIABLE, "log") == first.handle
+    assert stores[0].session_handles(session.id) == [first.handle]  # the failed append left no version behind
+
+
+def test_a_miss_while_placing_keeps_its_own_message_while_the_session_lives(stores, monkeypatch) -> None:
+    session = stores[0].create_session()
+
+    def lost(*_: object) -> OutputRecord:
+        raise NotFound("no blob stored under 'k'", key="k")
+
+    monkeypatch.setattr(storing, "place", lost)
+    with pytest.raises(NotFound, match="no blob stored under 'k'"):
+        put(stores, session, b"x" * 100, inline_max=0)
