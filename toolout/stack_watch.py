@@ -128,6 +128,26 @@ def _tree(root: int) -> list[int]:
     return tree
 
 
+def memory_parts(pid: int) -> dict[str, float]:
+    """Where one process's memory sits, from /proc (Linux; {} when gone): its heap (`anon_mb`), mapped files and
+    libraries (`file_mb`), `threads`, open `fds` and live `children`. A step in RSS reads differently in each: a
+    late import or a new shared library moves `file_mb`, a thread pool that grew moves `threads` and `anon_mb`,
+    a child started and kept moves `children`, a leak moves `anon_mb` alone."""
+    try:
+        status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+        fds = len(os.listdir(f"/proc/{pid}/fd"))
+    except (OSError, ValueError):
+        return {}
+    kb = {name: int(status.get(name, "0 kB").split()[0]) for name in ("RssAnon", "RssFile", "RssShmem")}
+    return {
+        "anon_mb": kb["RssAnon"] / 1000,
+        "file_mb": (kb["RssFile"] + kb["RssShmem"]) / 1000,
+        "threads": int(status.get("Threads", "0")),
+        "fds": fds,
+        "children": len(_tree(pid)) - 1,
+    }
+
+
 def _rss_kb(pid: int) -> int:
     try:
         lines = Path(f"/proc/{pid}/status").read_text().splitlines()

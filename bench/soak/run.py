@@ -37,7 +37,16 @@ from typing import Any
 from bench.soak import variables
 from toolout.client import TERMINAL, ToolOutAPIError, ToolOutClient
 from toolout.stack import Stack, start_private
-from toolout.stack_watch import LogWatch, key_names, leftovers, own_rss_mb, rss_mb, slopes, wait_for_baseline
+from toolout.stack_watch import (
+    LogWatch,
+    key_names,
+    leftovers,
+    memory_parts,
+    own_rss_mb,
+    rss_mb,
+    slopes,
+    wait_for_baseline,
+)
 
 MODES = ("full-chunked", "read-grep", "truncate", "auto")
 CANCEL_SHARE = 0.15
@@ -162,6 +171,9 @@ class Sample:
     keys: int
     workers_own_mb: list[float] = field(default_factory=list)
     """Each worker process alone: what its slope is judged on."""
+    api_parts: dict[str, float] = field(default_factory=dict)
+    """The API process's heap, mapped files, threads, fds and children (`toolout.stack_watch.memory_parts`):
+    what tells a step in its RSS from a climb."""
 
 
 def sampler(stack: Stack, every: float, samples: list[Sample], done: threading.Event, t0: float) -> None:
@@ -169,7 +181,9 @@ def sampler(stack: Stack, every: float, samples: list[Sample], done: threading.E
     while True:
         pids = stack.pids("soak-worker")
         workers, own = [rss_mb([pid]) for pid in pids], [own_rss_mb(pid) for pid in pids]
-        samples.append(Sample(time.monotonic() - t0, rss_mb(stack.pids("api")), workers, client.dbsize(), own))
+        api = stack.pids("api")
+        parts = memory_parts(api[0]) if api else {}
+        samples.append(Sample(time.monotonic() - t0, rss_mb(api), workers, client.dbsize(), own, parts))
         if done.wait(every):
             return
 
@@ -273,6 +287,7 @@ def report(args, stats, samples, baseline, leftover, settle, logs, wall, deleter
                 "workers": [round(w, 1) for w in s.workers_mb],
                 "workers_own": [round(w, 1) for w in s.workers_own_mb],
                 "keys": s.keys,
+                "api_parts": {name: round(value, 1) for name, value in s.api_parts.items()},
             }
             for s in samples
         ],
@@ -299,10 +314,12 @@ def print_report(result: dict[str, Any]) -> None:
     print(f"\n{'operation':<16}{'count':>8}{'errors':>8}{'p50 ms':>10}{'p99 ms':>10}")
     for op, row in result["operations"].items():
         print(f"{op:<16}{row['count']:>8}{row['errors']:>8}{row['p50_ms']:>10}{row['p99_ms']:>10}")
-    print(f"\n{'t (s)':>6}{'API MB':>9}  {'workers MB (own)':<18}{'(with children)':<20}keys")
+    print(f"\n{'t (s)':>6}{'API MB':>9}  {'API anon/file/threads/fds/children':<36}{'workers MB (own)':<18}", end="")
+    print(f"{'(with children)':<20}keys")
     for sample in result["rss"]:
-        own, tree = sample["workers_own"], sample["workers"]
-        print(f"{sample['t']:>6}{sample['api']:>9}  {own!s:<18}{tree!s:<20}{sample['keys']:>5}")
+        own, tree, parts = sample["workers_own"], sample["workers"], sample["api_parts"]
+        api = "/".join(f"{parts.get(k, 0):g}" for k in ("anon_mb", "file_mb", "threads", "fds", "children"))
+        print(f"{sample['t']:>6}{sample['api']:>9}  {api:<36}{own!s:<18}{tree!s:<20}{sample['keys']:>5}")
     print(
         f"\nRSS growth after warm-up (MB): {result['rss_growth_after_warmup_mb']}\nRSS slope after warm-up (MB/min): "
         f"{result['rss_slope_mb_per_min']}\nRedis keys: {result['keys_before']} before, "

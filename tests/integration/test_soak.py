@@ -35,5 +35,7 @@ def test_a_minute_of_agents_ending_sessions_mid_job_is_clean(tmp_path: Path) -> 
     assert result["errors"] == 0 and result["log_problems"] == {} and result["keys_left_behind"] == []
     assert result["keys_left_without_ttl"] == [] and result["keys_left_with_ttl_of_deleted"] == []
     assert set(result["rss_slope_mb_per_min"]) >= {"api", "worker-1", "worker-2"}
+    parts = result["rss"][-1]["api_parts"]  # where the API's memory sits, to tell a step from a climb
+    assert parts["anon_mb"] > 0 and parts["file_mb"] > 0 and parts["threads"] >= 2 and parts["fds"] > 0
     assert result["deleted_mid_job"] > 0 and result["sessions"] > result["deleted_mid_job"]
     assert set(result["operations"]) >= {"store", "resolve", "grep", "submit", "cancel", "wait", "delete_session"}

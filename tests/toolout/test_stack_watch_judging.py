@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from toolout.stack_watch import leftovers, own_rss_mb, rss_mb, slope_mb_per_minute, slopes
+from toolout.stack_watch import leftovers, memory_parts, own_rss_mb, rss_mb, slope_mb_per_minute, slopes
 
 
 @dataclass
@@ -67,3 +67,29 @@ def test_a_process_alone_is_measured_without_its_children() -> None:
         child.kill()
         child.wait()
     assert own_rss_mb(child.pid) == 0.0
+
+
+def test_memory_parts_tell_a_heap_step_from_a_thread_or_a_child() -> None:
+    script = (
+        "import sys, threading, time, subprocess\n"
+        "print('ready', flush=True); sys.stdin.readline()\n"
+        "heap = bytearray(60_000_000)\n"
+        "for _ in range(3): threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n"
+        "print('grown', flush=True); time.sleep(30)\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None and process.stdin is not None
+        process.stdout.readline()
+        before = memory_parts(process.pid)
+        process.stdin.write("\n")
+        process.stdin.flush()
+        process.stdout.readline()
+        after = memory_parts(process.pid)
+    finally:
+        process.kill()
+        process.wait()
+    assert after["anon_mb"] - before["anon_mb"] >= 55 and abs(after["file_mb"] - before["file_mb"]) < 20
+    assert (after["threads"] - before["threads"], after["children"] - before["children"]) == (3, 1)
+    assert after["fds"] >= 3 and memory_parts(process.pid) == {}
