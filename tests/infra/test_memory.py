@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -53,3 +55,41 @@ def test_the_trimming_thread_trims_until_stopped(monkeypatch: pytest.MonkeyPatch
     for thread in trimmers():
         thread.join(5)
     assert trimmers() == []
+
+
+HOLES = """
+import sys
+from infra import memory
+
+if sys.argv[1] == "fixed":
+    assert memory.fix_mmap_threshold(128 * 1024)
+big = bytearray(1 << 20)
+del big  # glibc alone now raises its bound to 1 MiB: later 300 KB blocks come from the heap
+def anon_mb():
+    status = open("/proc/self/status").read().split("RssAnon:")[1]
+    return int(status.split()[0]) / 1000
+bodies, pins = [], []
+for _ in range(100):  # upload bodies with a small live block after each (below 512 bytes pymalloc would hold it)
+    bodies.append(bytearray(300_000))
+    pins.append(bytearray(1000))
+before = anon_mb()
+del bodies
+print(before - anon_mb())
+"""
+
+
+def test_a_fixed_mmap_threshold_hands_freed_upload_bodies_back_at_once() -> None:
+    if memory._glibc() is None:
+        pytest.skip("glibc only")
+    returned = {
+        mode: float(
+            subprocess.run([sys.executable, "-c", HOLES, mode], capture_output=True, text=True, check=True).stdout
+        )
+        for mode in ("fixed", "sliding")
+    }
+    assert returned["fixed"] > 25, returned  # the 30 MB of bodies went back to the kernel when freed
+    assert returned["sliding"] < 5, returned  # holes between live blocks: resident until a trim
+
+
+def test_zero_leaves_the_mmap_threshold_to_glibc() -> None:
+    assert not memory.fix_mmap_threshold(0)

@@ -61,7 +61,7 @@ def api(
     from infra.settings import get_settings
 
     settings = get_settings()
-    settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds)
+    settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds, settings.malloc_mmap_threshold_bytes)
     ensure_offline_encodings()
     json_logs = configure_logging(settings)  # uvicorn's loggers then propagate to the JSON root handler
     log_config = None if json_logs else uvicorn.config.LOGGING_CONFIG
@@ -90,7 +90,7 @@ def worker(
     from workers.celery.main import run_worker
 
     settings = get_settings()
-    settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds)
+    settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds, settings.malloc_mmap_threshold_bytes)
     threads = concurrency or settings.worker_concurrency
     node = f"{name or 'toolout-' + uuid.uuid4().hex[:8]}@%h"
     run_worker(
