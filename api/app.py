@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
+import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -43,6 +43,7 @@ from extraction.tokenizer_files import ensure_offline_encodings
 from infra import tracing
 from infra.outputs import tokenizers
 from infra.settings import Settings, get_settings
+from infra.warm_up import later
 from infra.wiring.stores import open_stores
 
 CONSOLE_DIR = Path(__file__).parent / "console"
@@ -62,15 +63,12 @@ def build_services(settings: Settings) -> Services:
     return Services(settings=settings, stores=stores, dispatcher=CeleryDispatcher(create_celery(settings), stores.jobs))
 
 
-def warm_up_model_info(services: Services) -> None:
-    """Import litellm (seconds) in the background, so the first estimate or budgeted job does not wait for it."""
-    threading.Thread(target=services.model_limits, name="toolout-model-info", daemon=True).start()
-
-
-def warm_up_tokenizer(settings: Settings) -> None:
-    """Load the store-time token counter (seconds) in the background, so the first upload does not wait for it."""
-    encoding = settings.tokenizer_encoding
-    threading.Thread(target=tokenizers.warm_up, args=(encoding,), name="toolout-tokenizer", daemon=True).start()
+def warm_up(services: Services) -> None:
+    """Import litellm and load the store-time token counter (seconds each) in the background once the process
+    is up (`infra.warm_up`: not while the rest of a stack starts), so the first estimate, budgeted job or
+    upload does not wait for them."""
+    encoding = services.settings.tokenizer_encoding
+    later("toolout-warm-up", services.model_limits, functools.partial(tokenizers.warm_up, encoding))
 
 
 def create_app(
@@ -88,8 +86,7 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         announce_auth_mode(settings, built.api_keys)
         if services is None:
-            warm_up_model_info(built)
-            warm_up_tokenizer(settings)
+            warm_up(built)
         sweeper = asyncio.create_task(sweep_forever(built, sweep_interval), name="toolout-session-sweeper")
         stop_following = built.stores.follow_ends(built.ends.ended)  # wakes `?wait=` long polls
         try:

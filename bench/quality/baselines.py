@@ -108,7 +108,7 @@ def run_preview_agent(local: LocalToolOut, handle: str, content: bytes, request:
         {"role": "user", "content": preview_message(handle, content)},
     ]
     tools = PinnedTools(StoredOutput(local.stores.blobs, record))
-    bounds = agent_bounds(local.settings, local.runtime.limits)
+    bounds = agent_bounds(local.settings, local.runtime.map_limits())
     outcome = run_agent(
         local.runtime.llm, messages, tools=sub_agent_tools(), execute=tools, nonce=ctx.nonce, bounds=bounds
     )

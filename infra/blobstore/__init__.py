@@ -1,7 +1,8 @@
 """Blob stores: one `BlobStore` protocol, a local, an S3 and an in-memory implementation.
 
 `open_blob_store(url)` is the only place that turns configuration into a store, so API,
-workers and CLI cannot disagree on what `TOOLOUT_BLOB_STORE` means.
+workers and CLI cannot disagree on what `TOOLOUT_BLOB_STORE` means. The S3 store (boto3: a fifth of a
+CPU-second to import) is imported only when an s3:// URL or `S3BlobStore` asks for it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from extraction.errors import InvalidInput
 from infra.blobstore.base import BlobStore, validate_key, validate_prefix
 from infra.blobstore.local import LocalBlobStore
 from infra.blobstore.memory import MemoryBlobStore
-from infra.blobstore.s3 import S3BlobStore
 
 if TYPE_CHECKING:
+    from infra.blobstore.s3 import S3BlobStore
     from infra.settings import Settings
 
 __all__ = [
@@ -99,6 +100,8 @@ def _open_file(url: str, parts: Any, options: dict[str, Any]) -> LocalBlobStore:
 def _open_s3(url: str, parts: Any, options: dict[str, Any]) -> S3BlobStore:
     if not parts.netloc:
         raise InvalidInput(f"blob store URL {url!r}: s3 URLs need a bucket, s3://bucket[/prefix]", url=url)
+    from infra.blobstore.s3 import S3BlobStore
+
     chosen = {name: value for name, value in options.items() if value is not None}
     return S3BlobStore(parts.netloc, prefix=unquote(parts.path), **chosen)
 
@@ -115,3 +118,12 @@ _OPENERS: dict[str, Callable[[str, Any, dict[str, Any]], BlobStore]] = {
     "s3": _open_s3,
     "memory": _open_memory,
 }
+
+
+def __getattr__(name: str) -> Any:
+    """`S3BlobStore` on first use (PEP 562), so a process on a local or memory store never imports boto3."""
+    if name == "S3BlobStore":
+        from infra.blobstore.s3 import S3BlobStore
+
+        return S3BlobStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

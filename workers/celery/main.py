@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -16,6 +17,7 @@ from extraction.tokenizer_files import ensure_offline_encodings
 from infra import tracing
 from infra.logs import configure_logging
 from infra.settings import Settings
+from infra.warm_up import later
 from infra.wiring.stores import open_stores
 from workers.celery.app import create_celery
 from workers.celery.broker_clients import share_channel_clients
@@ -39,18 +41,25 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
     rt.jobs.listen_finished(dispatcher.finished)  # webhooks: queued when a job ends, never awaited
 
     def on_ready(**_: Any) -> None:
-        """Import litellm now (~5 s) and build the tokenizer's token-length table (~0.1 s: chunk planning
-        then decodes no token, half its time), and start a spare DuckDB child (~1.5 s: a preload's load takes
-        it), not in the first job; start the watchdog once there are workers."""
-        from infra.query.process import start_spare  # DuckDB: imported once the worker is up
-
-        rt.llm_ready()
-        token_byte_lengths(settings.tokenizer_encoding)
-        start_spare()
+        """Start the watchdog once there are workers, and the warm-ups in the background, a few seconds on
+        (`infra.warm_up`): a handler that blocks here holds off the worker's first ping replies, and so the
+        readiness of a stack, for seconds of CPU the other processes need to start."""
         start_watchdog(rt, dispatcher.submit)
+        table = functools.partial(token_byte_lengths, settings.tokenizer_encoding)
+        later("toolout-warm-up", rt.llm_ready, rt.map_limits, table)
+        later("toolout-duckdb-spare", _start_spare)
 
     worker_ready.connect(on_ready, weak=False)
     return celery, rt
+
+
+def _start_spare() -> None:
+    """A spare DuckDB child (~1.5 s to start: a preload's load takes it), so the first load does not wait.
+    The other warm-ups (litellm ~5 s, the map model's limits, the tokenizer's token-length table ~0.1 s:
+    chunk planning then decodes no token, half its time) keep the same aim: paid before the first job."""
+    from infra.query.process import start_spare  # DuckDB: imported once the worker is up
+
+    start_spare()
 
 
 CELERY_TASK_LOGGERS = ("celery.worker.strategy", "celery.app.trace")

@@ -29,7 +29,9 @@ class Runtime:
     records: RecordStore
     blobs: BlobStore
     llm: LLM
-    limits: ModelLimits
+    limits: ModelLimits | None = None
+    """The map stage's; None until `map_limits` looks them up (litellm's model map: seconds to import, which a
+    worker then pays in its warm-up or first job, not before it answers pings)."""
     models: ModelCatalog | None = None
     """None when the runtime was given one model for everything (tests, `toolout.local` with an `llm`)."""
     loaded: LoadedForms = field(default_factory=MemoryLoadedForms)
@@ -42,6 +44,12 @@ class Runtime:
         if callable(warm) and not self._warm:
             warm()
             self._warm = True
+
+    def map_limits(self) -> ModelLimits:
+        """The map stage's limits: the ones given, else the map model's, looked up once."""
+        if self.limits is None:
+            self.limits = model_limits_for(self.settings, self.settings.stage_model("map"))
+        return self.limits
 
 
 def build_runtime(
@@ -60,7 +68,7 @@ def build_runtime(
         records=stores.records,
         blobs=stores.blobs,
         llm=llm,
-        limits=limits if limits is not None else model_limits_for(settings, map_model),
+        limits=limits,
         models=models,
         loaded=stores.loaded,
     )
@@ -78,5 +86,5 @@ def stage_llm(rt: Runtime, job: JobRecord, stage: str) -> LLM:
 def stage_limits(rt: Runtime, job: JobRecord, stage: str) -> ModelLimits:
     """The stage's limits; a runtime given one model (or limits) uses them for every stage."""
     if rt.models is None or (stage == "map" and job_model(rt, job, stage) == rt.settings.stage_model("map")):
-        return rt.limits
+        return rt.map_limits()
     return rt.models.limits(job_model(rt, job, stage))
