@@ -16,7 +16,7 @@ query strategy gets an exact answer wrong; any bench exits non-zero when it cras
 says which).
 
 Not run here: the benches that need something this runner cannot assume (RabbitMQ: service.brokers;
-deepagents: service.deepagents), the long ones (service.provider_limits, soak.run) and the one-off
+deepagents: service.deepagents), the long ones (service.provider_limits, soak.run, soak.bursts) and the one-off
 probes of bench/profiles/; each says how to run it in its docstring.
 """
 
