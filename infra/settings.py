@@ -138,6 +138,9 @@ class Settings(BaseSettings):
     malloc_trim_interval_seconds: float = Field(
         60.0, ge=0, description="how often the API and workers hand free heap pages back to the kernel; 0 = never"
     )
+    memory_snapshot_dir: str = Field(
+        "", description="on SIGUSR2 the API or worker writes where its memory sits here (infra.memory_snapshots)"
+    )
     malloc_mmap_threshold_bytes: int = Field(
         128 * 1024, ge=0, description="blocks this big or bigger get pages of their own; 0 = glibc's sliding bound"
     )

@@ -177,11 +177,17 @@ without a long run (the soak, the capacity bench) being about bulk bytes."""
 
 
 def start_private(
-    root: Path, *, workers: int = 2, model_latency_ms: int = 50, extra: dict[str, str] | None = None
+    root: Path,
+    *,
+    workers: int = 2,
+    model_latency_ms: int = 50,
+    extra: dict[str, str] | None = None,
+    api_extra: dict[str, str] | None = None,
 ) -> Stack:
     """A private redis-server, the quiet offline model, the API and `workers` workers, each a process of its own.
 
-    Private, so a long run's keys and memory are its own to judge; workers are named `soak-worker-N`."""
+    Private, so a long run's keys and memory are its own to judge; workers are named `soak-worker-N`. `extra` goes
+    to the API and the workers, `api_extra` to the API alone (a diagnostic that would slow the workers for nothing)."""
     redis_port, model_port, api_port = processes.free_port(), processes.free_port(), processes.free_port()
     redis_url, logs = f"redis://127.0.0.1:{redis_port}/0", root / "logs"
     env = {**offline_env(root, redis_url, f"http://127.0.0.1:{model_port}/v1"), **SMALL_WINDOW_ENV, **(extra or {})}
@@ -189,5 +195,6 @@ def start_private(
     stack.redis_process = private_redis(redis_port, root)
     model_env = {"TOOLOUT_OFFLINE_LATENCY_MS": str(model_latency_ms)}
     names = [f"soak-worker-{i + 1}" for i in range(workers)]
-    services = [processes.quiet_offline_model(model_port, model_env, logs), processes.api(api_port, env, logs)]
+    api = processes.api(api_port, {**env, **(api_extra or {})}, logs)
+    services = [processes.quiet_offline_model(model_port, model_env, logs), api]
     return launch(stack, [*services, *(answering_worker(name, env, logs) for name in names)])

@@ -15,6 +15,10 @@ their children) every `--sample-seconds`, and the Redis keys before and after, a
 - a process's RSS at the end is more than `--rss-bound-mb` above its value after the warm-up
   (`--warmup-minutes`, the first minute by default),
 - Redis holds keys that were not there before the run, once the stack has had `--drain-seconds` to settle.
+
+`--snapshots` makes the API trace its allocations (`PYTHONTRACEMALLOC=1`, which slows it and adds to its RSS:
+judge no slope of such a run) and prints what grew in it from the end of the warm-up to the end of the run: the
+source lines by bytes gained, then the object types by count gained (`infra.memory_snapshots`).
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.soak import variables
+from bench.soak.snapshots import Snapshots
 from toolout.client import TERMINAL, ToolOutAPIError, ToolOutClient
 from toolout.stack import Stack, start_private
 from toolout.stack_watch import (
@@ -199,7 +204,9 @@ def warm_up(stack: Stack, shape: str) -> None:
 
 
 def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
-    stack = start_private(root, workers=2, model_latency_ms=args.model_latency_ms)
+    snapshots = root / "snapshots"
+    api_extra = {"PYTHONTRACEMALLOC": "1", "TOOLOUT_MEMORY_SNAPSHOT_DIR": str(snapshots)} if args.snapshots else {}
+    stack = start_private(root, workers=2, model_latency_ms=args.model_latency_ms, api_extra=api_extra)
     try:
         warm_up(stack, args.shape)
         redis = stack.redis()
@@ -218,15 +225,17 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         ]
         for agent in agents:
             agent.start()
+        snap = Snapshots(stack, snapshots, args.warmup_minutes * 60 + t0) if args.snapshots else None
         for agent in agents:
             agent.join()
         wall = time.monotonic() - t0
+        grown = snap.grown() if snap else []
         left, settle = wait_for_baseline(redis, baseline, timeout=args.drain_seconds)
         kinds = leftovers(redis, left, stats.owners)
         time.sleep(args.sample_seconds)  # one sample after the drain: RSS at rest
         done.set()
         watcher.join()
-        return report(args, stats, samples, baseline, (left, kinds), settle, logs, wall, deleters)
+        return report(args, stats, samples, baseline, (left, kinds), settle, logs, wall, deleters) | {"grown": grown}
     finally:
         stack.stop()
 
@@ -327,6 +336,9 @@ def print_report(result: dict[str, Any]) -> None:
         f"{len(result['keys_left_without_ttl'])} without a TTL, {len(result['keys_left_with_ttl_of_deleted'])} with "
         "a TTL of a deleted session or output"
     )
+    if result.get("grown"):
+        print("\nwhat grew in the API after the warm-up (tracemalloc, then gc's objects by type):")
+        print("\n".join(f"  {line}" for line in result["grown"]))
     for op, what in result["error_samples"].items():
         print(f"errors in {op}: {what}")
     for name, lines in result["log_problems"].items():
@@ -349,6 +361,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--drain-seconds", type=float, default=30, help="how long Redis may take to settle")
     parser.add_argument("--model-latency-ms", type=int, default=50)
     parser.add_argument("--json", type=Path, help="also write the result here")
+    parser.add_argument(
+        "--snapshots", action="store_true", help="trace the API's allocations; print what grew after the warm-up"
+    )
     parser.add_argument("--keep-logs", type=Path, help="copy the stack's logs (API, workers, model) here at the end")
     return parser.parse_args(argv)
 

@@ -39,3 +39,22 @@ def test_a_minute_of_agents_ending_sessions_mid_job_is_clean(tmp_path: Path) -> 
     assert parts["anon_mb"] > 0 and parts["file_mb"] > 0 and parts["threads"] >= 2 and parts["fds"] > 0
     assert result["deleted_mid_job"] > 0 and result["sessions"] > result["deleted_mid_job"]
     assert set(result["operations"]) >= {"store", "resolve", "grep", "submit", "cancel", "wait", "delete_session"}
+
+
+def test_snapshots_say_what_grew_in_the_api(tmp_path: Path) -> None:
+    if not shutil.which("redis-server"):
+        unavailable("redis-server is not installed")
+    out = tmp_path / "soak.json"
+    argv = [sys.executable, "-m", "bench.soak.run", "--agents", "2", "--minutes", "0.5", "--warmup-minutes", "0.1"]
+    run = subprocess.run(
+        [*argv, "--sample-seconds", "5", "--snapshots", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    grown = json.loads(out.read_text())["grown"]
+    assert any(".py:" in line and "size=" in line for line in grown), grown  # tracemalloc's lines, by source line
+    assert any(line.endswith(" objects") for line in grown), grown  # and gc's types
+    assert "what grew in the API after the warm-up" in run.stdout

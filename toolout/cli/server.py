@@ -58,10 +58,12 @@ def api(
     from extraction.tokenizer_files import ensure_offline_encodings
     from infra.logs import configure_logging
     from infra.memory import settle
+    from infra.memory_snapshots import install as install_snapshots
     from infra.settings import get_settings
 
     settings = get_settings()
     settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds, settings.malloc_mmap_threshold_bytes)
+    install_snapshots(settings.memory_snapshot_dir)
     ensure_offline_encodings()
     json_logs = configure_logging(settings)  # uvicorn's loggers then propagate to the JSON root handler
     log_config = None if json_logs else uvicorn.config.LOGGING_CONFIG
@@ -86,11 +88,13 @@ def worker(
 ) -> None:
     """Run a Celery worker (thread pool: extraction work waits on LLM I/O, not on the CPU)."""
     from infra.memory import settle
+    from infra.memory_snapshots import install as install_snapshots
     from infra.settings import get_settings
     from workers.celery.main import run_worker
 
     settings = get_settings()
     settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds, settings.malloc_mmap_threshold_bytes)
+    install_snapshots(settings.memory_snapshot_dir)
     threads = concurrency or settings.worker_concurrency
     node = f"{name or 'toolout-' + uuid.uuid4().hex[:8]}@%h"
     run_worker(
