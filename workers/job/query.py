@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from extraction.errors import NotFound
+from extraction.errors import NotFound, ToolOutError
 from extraction.strategies.routing import Mode, RoutingDecision
 from extraction.texts.query import query_agent_tools, query_messages, table_name
 from infra.errors import BackendUnavailable
@@ -112,8 +112,9 @@ def preload(rt: Runtime, handle: str, tenant: str) -> str:
 
     Best effort: an output gone, not structured or not loadable is skipped; nothing here fails an upload.
     An output deleted while it loaded loses the tables just kept (its deletion may have run before they were).
-    Its session may be deleted before the preload runs, or while: the record or the blob is then gone, which is
-    an agent finishing quickly, not a failure ("gone", no traceback).
+    Its session may be deleted before the preload runs, or while: the record or the blob is then gone, or the
+    folder the tables were being kept in (a local store's write then fails), which is an agent finishing quickly,
+    not a failure ("gone", no traceback). The same failure with the output still there is raised.
     """
     try:
         output = rt.records.get_output(handle, tenant)
@@ -122,6 +123,10 @@ def preload(rt: Runtime, handle: str, tenant: str) -> str:
     try:
         done = _load(rt, output)
     except NotFound:
+        done = "gone"
+    except ToolOutError:
+        if _exists(rt, output):
+            raise
         done = "gone"
     _forget_if_deleted(rt, output)
     log.info("output %s: preload %s", handle, done)
@@ -143,11 +148,17 @@ def _load(rt: Runtime, output: OutputRecord) -> str:
 def _forget_if_deleted(rt: Runtime, output: OutputRecord) -> None:
     """After tables were kept: if the output was deleted meanwhile, its deletion may have run before they were
     written, so drop them and the pointer to them here (`infra.query.loaded_forms`: whichever runs last does)."""
+    if not _exists(rt, output):
+        rt.blobs.delete_prefix(query_prefix(output))
+        forget_loaded_form(rt.loaded, output)
+
+
+def _exists(rt: Runtime, output: OutputRecord) -> bool:
     try:
         rt.records.get_output(output.handle, output.tenant)
     except NotFound:
-        rt.blobs.delete_prefix(query_prefix(output))
-        forget_loaded_form(rt.loaded, output)
+        return False
+    return True
 
 
 def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> Next:

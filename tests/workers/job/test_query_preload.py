@@ -6,6 +6,7 @@ import logging
 import threading
 from collections.abc import Iterator
 
+from infra.errors import BackendUnavailable
 from infra.query.loaded_forms import wants_preload
 from infra.stores.jobs import JobStatus
 from infra.stores.records import OutputRecord
@@ -131,6 +132,39 @@ def test_a_preload_whose_blob_went_with_its_session_is_gone_and_logs_no_tracebac
         assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "gone"
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING], caplog.text
     assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None
+
+
+def test_a_preload_whose_session_goes_while_it_keeps_tables_is_gone_and_logs_no_traceback(make_runtime, caplog):
+    """The next soak's race: the session's folder is removed while the load keeps its tables, so the local store's
+    write fails (BackendUnavailable, not NotFound); with the output gone that is `gone`, not a warning."""
+    rt = make_runtime(offline_llm())
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+    original = rt.blobs.put_bytes
+
+    def session_deleted_first(key: str, data: bytes) -> int:
+        if key == manifest(output):
+            rt.records.delete_output(output)
+            raise BackendUnavailable(f"local blob store failed at {key}: No such file or directory")
+        return original(key, data)
+
+    rt.blobs.put_bytes = session_deleted_first  # type: ignore[method-assign]
+    with caplog.at_level("INFO", logger="toolout.workers"):
+        assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "gone"
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING], caplog.text
+    assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None
+
+
+def test_a_failed_keep_of_a_live_output_is_still_a_warning(make_runtime, caplog) -> None:
+    rt = make_runtime(offline_llm())
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+
+    def full_disk(key: str, data: bytes) -> int:
+        raise BackendUnavailable(f"local blob store failed at {key}: No space left on device")
+
+    rt.blobs.put_bytes = full_disk  # type: ignore[method-assign]
+    with caplog.at_level("INFO", logger="toolout.workers"):
+        assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "failed"
+    assert any("No space left" in r.getMessage() or r.exc_info for r in caplog.records if r.levelno == logging.WARNING)
 
 
 def test_a_question_whose_output_is_deleted_meanwhile_leaves_no_pointer(make_runtime) -> None:
