@@ -4,7 +4,7 @@ A soak (issue 33) showed the API's RSS climbing ~0.8 MB a minute for as long as 
 holds stayed level: the same number of Python objects, the same pymalloc blocks, the same bytes in use by
 malloc. What grew was the free space inside glibc's heaps. Each thread that allocates gets an arena (up
 to 8 per core), the thread pool that runs sync routes starts and ends threads all day, and an arena only
-gives memory back from its top, so freed chunks between live ones stay resident. Two knobs fix it:
+gives memory back from its top, so freed chunks between live ones stay resident. Three knobs:
 
 * `M_ARENA_MAX` — at most `malloc_arena_max` arenas (2 by default; glibc's own default is 8 per core), set at
   start-up with `mallopt`, the same as `MALLOC_ARENA_MAX=2` in the environment;
@@ -12,10 +12,10 @@ gives memory back from its top, so freed chunks between live ones stay resident.
   free page of every arena to the kernel (`madvise`), not only the top of the heap;
 * `M_MMAP_THRESHOLD` — blocks of `malloc_mmap_threshold_bytes` (128 KiB) or more get pages of their own, handed
   back whole when freed. glibc starts there too, but raises the threshold to the size of each big block freed (up
-  to 32 MiB), so after the first 300 KB upload body every later one is carved from a heap, and a burst of them
-  leaves that heap as large as the burst was. Fixed, a burst of 40 uploads peaked 20 MB lower.
+  to 32 MiB), so after the first 300 KB upload body every later one is carved from a heap. Fixed, a burst of 80
+  uploads peaked a third lower (`python -m bench.soak.bursts`).
 
-Both are glibc's; elsewhere (musl, macOS) nothing is done. 0 turns either off.
+All are glibc's; elsewhere (musl, macOS) nothing is done. 0 turns any of them off.
 """
 
 from __future__ import annotations
