@@ -42,8 +42,8 @@ from api.usage_metrics import UsageCollector
 from extraction.tokenizer_files import ensure_offline_encodings
 from infra import tracing
 from infra.outputs import tokenizers
+from infra.process.warm_up import later
 from infra.settings import Settings, get_settings
-from infra.warm_up import later
 from infra.wiring.stores import open_stores
 
 CONSOLE_DIR = Path(__file__).parent / "console"
@@ -65,7 +65,7 @@ def build_services(settings: Settings) -> Services:
 
 def warm_up(services: Services) -> None:
     """Import litellm and load the store-time token counter (seconds each) in the background once the process
-    is up (`infra.warm_up`: not while the rest of a stack starts), so the first estimate, budgeted job or
+    is up (`infra.process.warm_up`: not while the rest of a stack starts), so the first estimate, budgeted job or
     upload does not wait for them."""
     encoding = services.settings.tokenizer_encoding
     later("toolout-warm-up", services.model_limits, functools.partial(tokenizers.warm_up, encoding))

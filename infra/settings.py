@@ -131,7 +131,7 @@ class Settings(BaseSettings):
         300, ge=0, description="a replaced version of a variable or file stays readable this long (then swept)"
     )
 
-    # --- process memory (infra.memory) ---------------------------------------------------------
+    # --- process memory (infra.process.memory) ---------------------------------------------------------
     malloc_arena_max: int = Field(
         2, ge=0, description="glibc malloc arenas per process (API, worker); 0 leaves glibc's 8 per core"
     )
@@ -139,7 +139,7 @@ class Settings(BaseSettings):
         60.0, ge=0, description="how often the API and workers hand free heap pages back to the kernel; 0 = never"
     )
     memory_snapshot_dir: str = Field(
-        "", description="on SIGUSR2 the API or worker writes where its memory sits here (infra.memory_snapshots)"
+        "", description="on SIGUSR2 the API or worker writes where its memory sits here (infra.process.snapshots)"
     )
     malloc_mmap_threshold_bytes: int = Field(
         128 * 1024, ge=0, description="blocks this big or bigger get pages of their own; 0 = glibc's sliding bound"

@@ -18,7 +18,7 @@ their children) every `--sample-seconds`, and the Redis keys before and after, a
 
 `--snapshots` makes the API trace its allocations (`PYTHONTRACEMALLOC=1`, which slows it and adds to its RSS:
 judge no slope of such a run) and prints what grew in it from the end of the warm-up to the end of the run: the
-source lines by bytes gained, then the object types by count gained (`infra.memory_snapshots`).
+source lines by bytes gained, then the object types by count gained (`infra.process.snapshots`).
 """
 
 from __future__ import annotations

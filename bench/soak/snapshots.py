@@ -7,13 +7,13 @@ import threading
 import time
 from pathlib import Path
 
-from infra import memory_snapshots
+from infra.process import snapshots as memory_snapshots
 from toolout.stack import Stack
 
 
 class Snapshots:
     """With `--snapshots`: the API traces its allocations (`PYTHONTRACEMALLOC=1`) and writes where its memory sits
-    on SIGUSR2 (`infra.memory_snapshots`); one is taken when the warm-up ends, one when the agents stop."""
+    on SIGUSR2 (`infra.process.snapshots`); one is taken when the warm-up ends, one when the agents stop."""
 
     def __init__(self, stack: Stack, folder: Path, warm_at: float) -> None:
         self.pid, self.folder = stack.pids("api")[0], folder

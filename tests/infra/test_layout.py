@@ -1,6 +1,6 @@
 """infra/ is grouped by what each part fronts: a newcomer guesses a module's home from its folder.
 
-Only the ground every group stands on (settings, errors, logs, tracing, and the process's memory setup) sits
+Only the ground every group stands on (settings, errors, logs, tracing) sits
 at the top; every other module lives in a group whose `__init__` says in its docstring what the group fronts.
 """
 
@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 INFRA = Path(__file__).resolve().parents[2] / "infra"
-GROUND = {"__init__.py", "settings.py", "errors.py", "logs.py", "tracing.py", "memory.py"}
+GROUND = {"__init__.py", "settings.py", "errors.py", "logs.py", "tracing.py"}
 
 
 def test_only_the_ground_sits_at_the_top_of_infra() -> None:

@@ -57,8 +57,8 @@ def api(
 
     from extraction.tokenizer_files import ensure_offline_encodings
     from infra.logs import configure_logging
-    from infra.memory import settle
-    from infra.memory_snapshots import install as install_snapshots
+    from infra.process.memory import settle
+    from infra.process.snapshots import install as install_snapshots
     from infra.settings import get_settings
 
     settings = get_settings()
@@ -87,8 +87,8 @@ def worker(
     log_level: str = typer.Option("info", help="Celery's per-task lines (received, succeeded) only at debug"),
 ) -> None:
     """Run a Celery worker (thread pool: extraction work waits on LLM I/O, not on the CPU)."""
-    from infra.memory import settle
-    from infra.memory_snapshots import install as install_snapshots
+    from infra.process.memory import settle
+    from infra.process.snapshots import install as install_snapshots
     from infra.settings import get_settings
     from workers.celery.main import run_worker
 

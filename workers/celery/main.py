@@ -16,8 +16,8 @@ from extraction.documents.tokens import token_byte_lengths
 from extraction.tokenizer_files import ensure_offline_encodings
 from infra import tracing
 from infra.logs import configure_logging
+from infra.process.warm_up import later
 from infra.settings import Settings
-from infra.warm_up import later
 from infra.wiring.stores import open_stores
 from workers.celery.app import create_celery
 from workers.celery.broker_clients import share_channel_clients
@@ -42,7 +42,7 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
 
     def on_ready(**_: Any) -> None:
         """Start the watchdog once there are workers, and the warm-ups in the background, a few seconds on
-        (`infra.warm_up`): a handler that blocks here holds off the worker's first ping replies, and so the
+        (`infra.process.warm_up`): a handler that blocks here holds off the worker's first ping replies, and so the
         readiness of a stack, for seconds of CPU the other processes need to start."""
         start_watchdog(rt, dispatcher.submit)
         table = functools.partial(token_byte_lengths, settings.tokenizer_encoding)

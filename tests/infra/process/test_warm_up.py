@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from infra import warm_up
+from infra.process import warm_up
 
 START_UP = """
 import sys

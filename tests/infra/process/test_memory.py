@@ -1,4 +1,4 @@
-"""The process-memory knobs (`infra.memory`): applied on glibc, skipped when off, and the trimming thread stops."""
+"""The process-memory knobs (`infra.process.memory`): applied on glibc, skipped when off, trimming stops."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from infra import memory
+from infra.process import memory
 
 
 def trimmers() -> list[threading.Thread]:
@@ -59,7 +59,7 @@ def test_the_trimming_thread_trims_until_stopped(monkeypatch: pytest.MonkeyPatch
 
 HOLES = """
 import sys
-from infra import memory
+from infra.process import memory
 
 if sys.argv[1] == "fixed":
     assert memory.fix_mmap_threshold(128 * 1024)

@@ -1,4 +1,4 @@
-"""Snapshots on a signal (`infra.memory_snapshots`): off without a directory, and two of them say what grew where."""
+"""Snapshots on a signal (`infra.process.snapshots`): off without a directory, and two of them say what grew where."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from infra import memory_snapshots
+from infra.process import snapshots as memory_snapshots
 
 GROWER = """
 import os, sys, time
-from infra import memory_snapshots
+from infra.process import snapshots as memory_snapshots
 
 assert memory_snapshots.install(sys.argv[1])
 kept = []
