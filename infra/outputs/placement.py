@@ -132,7 +132,8 @@ def _appended(records: RecordStore, part: Part, target: Target, attempt: _Attemp
 def _lagging_store(current: OutputRecord) -> BackendUnavailable:
     waited = sum(LAGGING_READ_DELAYS)
     return BackendUnavailable(
-        f"the blob store did not show the content of {current.handle} {waited:.1f} s after it was written; try again",
+        f"the blob store did not show the content of {current.handle} within {waited:.1f} s of a read finding it "
+        "missing; try again",
         handle=current.handle,
     )
 
