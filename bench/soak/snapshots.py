@@ -25,13 +25,15 @@ class Snapshots:
         os.kill(self.pid, memory_snapshots.SIGNAL)
         deadline = time.monotonic() + 120
         while len(list(self.folder.glob("*.types.json"))) == taken and time.monotonic() < deadline:
-            time.sleep(0.5)
-        time.sleep(5)  # the .tracemalloc file is written after the .types.json one
+            time.sleep(0.5)  # `.types.json` is written last: once it is there, the snapshot is complete
 
     def grown(self) -> list[str]:
         """What grew in the API from the end of the warm-up to now (source lines by bytes, then object types)."""
         self.first.cancel()
         self.first.join()
         self.take()
-        stems = sorted(path.with_suffix("").with_suffix("") for path in self.folder.glob("*.types.json"))
+        stems = sorted(
+            (path.with_suffix("").with_suffix("") for path in self.folder.glob("*.types.json")),
+            key=lambda stem: int(stem.name.rsplit("-", 1)[1]),  # <pid>-<n>: by n, so that 10 comes after 9
+        )
         return memory_snapshots.compare(stems[0], stems[-1]) if len(stems) >= 2 else []

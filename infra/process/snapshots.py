@@ -45,12 +45,12 @@ def install(directory: str) -> bool:
 
 
 def write(stem: Path) -> None:
-    """`<stem>.types.json` always; `<stem>.tracemalloc` when tracemalloc traces (written last: its presence
-    means the pair is complete)."""
-    types = Counter(type(thing).__qualname__ for thing in gc.get_objects())
-    stem.with_suffix(".types.json").write_text(json.dumps(dict(types.most_common())))
+    """`<stem>.tracemalloc` when tracemalloc traces, then `<stem>.types.json` always, last: its presence means
+    the snapshot is complete (a reader waits for it, not for a time)."""
     if tracemalloc.is_tracing():
         tracemalloc.take_snapshot().dump(str(stem.with_suffix(".tracemalloc")))
+    types = Counter(type(thing).__qualname__ for thing in gc.get_objects())
+    stem.with_suffix(".types.json").write_text(json.dumps(dict(types.most_common())))
 
 
 def compare(before: Path, after: Path, top: int = 15) -> list[str]:
