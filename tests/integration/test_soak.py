@@ -6,32 +6,20 @@ Redis keys left behind; its report is printed (run with `-s`) and its numbers ch
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures.servers import unavailable
+from tests.fixtures.bench_runs import run_bench
 
 pytestmark = pytest.mark.integration
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def test_a_minute_of_agents_ending_sessions_mid_job_is_clean(tmp_path: Path) -> None:
-    if not shutil.which("redis-server"):
-        unavailable("redis-server is not installed")
-    out = tmp_path / "soak.json"
-    argv = [sys.executable, "-m", "bench.soak.run", "--agents", "4", "--minutes", "1", "--warmup-minutes", "0.25"]
-    run = subprocess.run(
-        [*argv, "--sample-seconds", "5", "--json", str(out)], capture_output=True, text=True, timeout=600, cwd=ROOT
-    )
+    args = ["--agents", "4", "--minutes", "1", "--warmup-minutes", "0.25", "--sample-seconds", "5"]
+    run, result = run_bench("bench.soak.run", args, tmp_path)
     print(run.stdout[-6000:], run.stderr[-3000:])
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    result = json.loads(out.read_text())
     assert result["errors"] == 0 and result["log_problems"] == {} and result["keys_left_behind"] == []
     assert result["keys_left_without_ttl"] == [] and result["keys_left_with_ttl_of_deleted"] == []
     assert set(result["rss_slope_mb_per_min"]) >= {"api", "worker-1", "worker-2"}
@@ -42,19 +30,10 @@ def test_a_minute_of_agents_ending_sessions_mid_job_is_clean(tmp_path: Path) -> 
 
 
 def test_snapshots_say_what_grew_in_the_api(tmp_path: Path) -> None:
-    if not shutil.which("redis-server"):
-        unavailable("redis-server is not installed")
-    out = tmp_path / "soak.json"
-    argv = [sys.executable, "-m", "bench.soak.run", "--agents", "2", "--minutes", "0.5", "--warmup-minutes", "0.1"]
-    run = subprocess.run(
-        [*argv, "--sample-seconds", "5", "--snapshots", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    args = ["--agents", "2", "--minutes", "0.5", "--warmup-minutes", "0.1", "--sample-seconds", "5", "--snapshots"]
+    run, result = run_bench("bench.soak.run", args, tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    grown = json.loads(out.read_text())["grown"]
+    grown = result["grown"]
     assert any(".py:" in line and "size=" in line for line in grown), grown  # tracemalloc's lines, by source line
     assert any(line.endswith(" objects") for line in grown), grown  # and gc's types
     assert "what grew in the API after the warm-up" in run.stdout
