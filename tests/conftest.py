@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -107,6 +108,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 SERVERS_GROUP = "servers"
+
+SERVER_FIXTURE_NAMES = frozenset().union(*SERVER_FIXTURES.values())
+
+
+@pytest.fixture(autouse=True)
+def _servers_only_in_the_servers_group(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that reached a server fixture without the `integration` mark.
+
+    The marks come from the fixture names a test declares. One that asks for a server with
+    `request.getfixturevalue` inside a parametrized fixture is not seen at collection: it runs outside the
+    servers group, on another xdist worker, at the same time as the tests it shares db 15 with, and its
+    flushes delete their sessions half-way (CI failed three times on that). Mark such a param with
+    `pytest.param(..., marks=[pytest.mark.redis, pytest.mark.integration])`.
+    """
+    yield
+    reached = SERVER_FIXTURE_NAMES.intersection(request.fixturenames)
+    if reached and not request.node.get_closest_marker("integration"):
+        pytest.fail(
+            f"{request.node.nodeid} reached {sorted(reached)} without the integration mark, so it ran outside the "
+            "servers group; give the param that needs them marks=[pytest.mark.redis, pytest.mark.integration]"
+        )
 
 
 def _join_group_on_this_worker(config: pytest.Config, item: pytest.Item) -> None:

@@ -55,3 +55,33 @@ def test_the_tests_that_need_servers_run_on_one_worker(tmp_path: Path) -> None:
     assert set(workers) == {"test_needs_redis", "test_needs_nothing"}, run.stdout
     assert len(workers["test_needs_redis"]) == 1, f"the Redis tests ran on {sorted(workers['test_needs_redis'])}"
     assert grouped == {f"test_needs_redis[{n}]" for n in range(8)}, run.stdout  # exactly they joined the group
+
+
+HIDDEN = """
+    import pytest
+
+    @pytest.fixture()
+    def redis_url():
+        return "redis://unused"
+
+    @pytest.fixture(params=["memory", "redis"])
+    def store(request):
+        return request.getfixturevalue("redis_url") if request.param == "redis" else "memory"
+
+    def test_store(store):
+        pass
+"""
+
+
+@pytest.mark.integration  # its own pytest process
+def test_a_server_fixture_reached_without_the_mark_fails_the_test(tmp_path: Path) -> None:
+    """A fixture asked for at run time is invisible to the collection marks: the guard fails that test, by name."""
+    (tmp_path / "test_hidden.py").write_text(textwrap.dedent(HIDDEN))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-rA", "-p", "no:cacheprovider", str(tmp_path)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert re.search(r"PASSED \S*test_store\[memory\]", run.stdout), run.stdout
+    assert re.search(r"ERROR \S*test_store\[redis\]", run.stdout), run.stdout
+    assert "test_store[redis] reached ['redis_url'] without the integration mark" in run.stdout, run.stdout

@@ -23,7 +23,7 @@ PART = TEST_MULTIPART_BYTES
 BIG = 2 * PART + 2 * BLOCK + 12_345  # three multipart parts, fifteen read blocks, aligned to neither
 
 
-@pytest.fixture(params=["memory", "local", "s3"])
+@pytest.fixture(params=["memory", "local", pytest.param("s3", marks=[pytest.mark.s3, pytest.mark.integration])])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> BlobStore:
     if request.param == "memory":
         return MemoryBlobStore(read_block=BLOCK)

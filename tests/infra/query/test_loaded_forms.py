@@ -19,7 +19,7 @@ LIMITS = EngineLimits(memory_limit_mb=256, threads=1)
 GONE = "sessions/deleted/output.duckdb/"
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.integration])])
 def forms(request: pytest.FixtureRequest) -> Iterator[LoadedForms]:
     if request.param == "memory":
         yield MemoryLoadedForms()
