@@ -207,7 +207,7 @@ class Settings(BaseSettings):
 
     # --- hedged model calls (infra/llm/hedging; the defaults' arithmetic is in its policy module) --
     hedge_enabled: bool = Field(
-        False, description="send a hedge copy of a call that waits past the trigger (opt in: see docs/performance.md)"
+        True, description="send a hedge copy of a call that waits past the trigger (false: never; docs/performance.md)"
     )
     hedge_percentile: float = Field(90.0, gt=0, le=100, description="the trigger's percentile of the latency window")
     hedge_median_multiple: float = Field(2.0, ge=0, description="the trigger is at least this many medians")

@@ -73,6 +73,10 @@ SERVER_FIXTURES = {
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # for this process and every child it starts
+    # Hedging is on by default, and on a loaded box a 40 ms offline call can wait past the 1 s trigger: a hedge
+    # then adds a call where the tests assert exact counts. Off for the suite and the stacks it starts; the
+    # hedging tests and the tail bench turn it on themselves.
+    os.environ.setdefault("TOOLOUT_HEDGE_ENABLED", "false")
     from extraction.tokenizer_files import ensure_offline_encodings  # stdlib only: finds litellm's BPE files if present
 
     ensure_offline_encodings()

@@ -68,7 +68,8 @@ def p95(values: list[float]) -> float:
 
 
 HEDGING_ON = {"TOOLOUT_HEDGE_ENABLED": "true"}
-"""Hedging is opt in (`infra/settings.py`): the tail case measures toolout with it on."""
+"""The tail case measures toolout with hedging on (the default) whatever the environment says: the test suite
+turns it off for its own processes (tests/conftest.py)."""
 
 
 def run_tails(
