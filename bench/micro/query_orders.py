@@ -24,14 +24,14 @@ from pathlib import Path
 
 from toolout import processes
 from toolout.datasets import ORDER_NEEDLE, json_orders
-from toolout.local import LocalToolOut
+from toolout.local import LocalToolOut, Result
 
 COUNT_STATUS = "refunded"
 COUNT_REQUEST = f"How many orders have status {COUNT_STATUS}, and what is their total_cents?"
 MAX_TOKENS, MAX_TIME_RATIO = 20_000, 0.10
 
 
-def timed(local: LocalToolOut, handle: str, request: str, mode: str) -> tuple[object, float]:
+def timed(local: LocalToolOut, handle: str, request: str, mode: str) -> tuple[Result, float]:
     started = time.perf_counter()
     result = local.extract(handle, request, mode)
     return result, time.perf_counter() - started

@@ -114,10 +114,11 @@ def raw_tokenize_seconds(data: bytes, threads: int, piece_bytes: int) -> float:
     ends = piece_ends(data, piece_bytes, final=True)
     starts = [0, *ends[:-1]]
     texts = [data[a:b].decode("utf-8", "replace") for a, b in zip(starts, ends, strict=True)]
-    batches, first = [], 0
-    for batch in group_into_batches(ends, BATCH_BYTES):
-        batches.append(texts[first : first + len(batch)])
-        first += len(batch)
+    batches: list[list[str]] = []
+    first = 0
+    for grouped in group_into_batches(ends, BATCH_BYTES):
+        batches.append(texts[first : first + len(grouped)])
+        first += len(grouped)
     encoding = get_encoding(DEFAULT_ENCODING)
     started = time.perf_counter()
     for batch in batches:
@@ -165,7 +166,7 @@ def peak_rss_growth_mb(run) -> float:
     """Peak RSS during `run()` minus RSS before it (falls back to ru_maxrss growth off Linux)."""
     if reset_peak_rss() and (before := proc_status_kb("VmRSS")) is not None:
         run()
-        return (proc_status_kb("VmHWM") - before) / 1024
+        return ((proc_status_kb("VmHWM") or before) - before) / 1024
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     run()
     return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
@@ -175,7 +176,7 @@ def stream_child(stream_mb: int, threads: int, piece_bytes: int) -> None:
     """(d), in a fresh process: peak RSS growth while streaming generated blocks."""
     pool = segment_pool()
     get_encoding(DEFAULT_ENCODING).encode_ordinary_batch(["warm up the tokenizer threads"] * 4, num_threads=threads)
-    result = {}
+    result: dict[str, float] = {}
 
     def run() -> None:
         started = time.perf_counter()

@@ -63,19 +63,19 @@ def _task_fields(task: Any, args: Any) -> dict[str, Any]:
     }
 
 
-@task_prerun.connect  # type: ignore[untyped-decorator]  # celery's signals are untyped
+@task_prerun.connect
 def _prerun(task: Any = None, args: Any = None, **_: Any) -> None:
     _local.task, _local.phase = _task_fields(task, args), "task"
     emit("prerun", **_local.task)
 
 
-@task_postrun.connect  # type: ignore[untyped-decorator]  # celery's signals are untyped
+@task_postrun.connect
 def _postrun(task: Any = None, args: Any = None, **_: Any) -> None:
     emit("postrun", **_task_fields(task, args))
     _local.phase = "after"
 
 
-@before_task_publish.connect  # type: ignore[untyped-decorator]  # celery's signals are untyped
+@before_task_publish.connect  # celery's signals are untyped: bench/ may use untyped decorators
 def _publish(sender: str | None = None, body: Any = None, **_: Any) -> None:
     args = body[0] if isinstance(body, (list, tuple)) and body else []
     emit("publish", task=(sender or "").rsplit(".", 1)[-1], job=args[0] if args else None)

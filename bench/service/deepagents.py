@@ -57,7 +57,7 @@ def counting_model(model_url: str, run: Run) -> ChatOpenAI:
         run.tool_tokens += count(json.dumps(body.get("tools") or [], ensure_ascii=False))
 
     client = httpx.AsyncClient(event_hooks={"request": [on_request]}, timeout=600)
-    return ChatOpenAI(
+    return ChatOpenAI(  # type: ignore[call-arg]  # its fields' aliases (model, base_url, api_key) are what it documents
         model="toolout-offline", base_url=model_url, api_key="offline", max_retries=0, http_async_client=client
     )
 

@@ -162,7 +162,7 @@ def v1_rows(size: int, runs: list, baselines: list, expected: str) -> list[Row]:
 # --- V2 ----------------------------------------------------------------------------------------------
 def v2(args: argparse.Namespace) -> list[Row]:
     rows: list[Row] = [("measure", "value", "target", "result")]
-    stores = {"local": {}}
+    stores: dict[str, dict[str, str]] = {"local": {}}
     with moto_store() as s3_env:
         if s3_env is not None:
             stores["s3/moto"] = s3_env
@@ -228,8 +228,9 @@ def moto_store() -> Iterator[dict[str, str] | None]:
         processes.wait_for(lambda: _answers(url), timeout=20)
         from infra.blobstore import S3BlobStore
 
-        keys = {"access_key_id": "bench", "secret_access_key": "bench", "region": "us-east-1"}
-        S3BlobStore("toolout-bench", endpoint_url=url, **keys).ensure_bucket()
+        S3BlobStore(
+            "toolout-bench", endpoint_url=url, access_key_id="bench", secret_access_key="bench", region="us-east-1"
+        ).ensure_bucket()
         yield {
             "TOOLOUT_BLOB_STORE": f"s3://toolout-bench/v2-{uuid.uuid4().hex[:8]}",
             "TOOLOUT_S3_ENDPOINT_URL": url,

@@ -217,7 +217,7 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         time.sleep(2)
         baseline = key_names(redis)
         logs = LogWatch(stack.logs())
-        stats, samples, done = Stats(), [], threading.Event()
+        stats, samples, done = Stats(), list[Sample](), threading.Event()
         t0 = time.monotonic()
         watcher = threading.Thread(target=sampler, args=(stack, args.sample_seconds, samples, done, t0), daemon=True)
         watcher.start()
