@@ -114,7 +114,8 @@ def preload(rt: Runtime, handle: str, tenant: str) -> str:
     An output deleted while it loaded loses the tables just kept (its deletion may have run before they were).
     Its session may be deleted before the preload runs, or while: the record or the blob is then gone, or the
     folder the tables were being kept in (a local store's write then fails), which is an agent finishing quickly,
-    not a failure ("gone", no traceback). The same failure with the output still there is raised.
+    not a failure ("gone", no traceback); so is a record whose blob is already gone (the deletion is half-way,
+    blobs first). The same failure with the output still there is raised.
     """
     try:
         output = rt.records.get_output(handle, tenant)
@@ -154,11 +155,14 @@ def _forget_if_deleted(rt: Runtime, output: OutputRecord) -> None:
 
 
 def _exists(rt: Runtime, output: OutputRecord) -> bool:
+    """The output is still there: its record, and its blob when it has one. Every deletion removes the blobs
+    first and the records last (`api.lifecycle.purge_session`, `delete_stored_output`), so a record whose blob
+    is gone is an output being deleted."""
     try:
         rt.records.get_output(output.handle, output.tenant)
     except NotFound:
         return False
-    return True
+    return output.inline is not None or rt.blobs.exists(output.blob_key)
 
 
 def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> Next:

@@ -154,6 +154,43 @@ def test_a_preload_whose_session_goes_while_it_keeps_tables_is_gone_and_logs_no_
     assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None
 
 
+def test_a_preload_whose_session_is_half_deleted_when_its_keep_fails_is_gone(make_runtime, caplog) -> None:
+    """The fifth soak hour's race: a session's deletion removes its blobs first and its records last, so the failed
+    write into the removed folder comes while the output's record is still there."""
+    rt = make_runtime(offline_llm())
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+    original = rt.blobs.put_bytes
+
+    def session_half_deleted(key: str, data: bytes) -> int:
+        if key == manifest(output):
+            rt.blobs.delete_prefix(f"sessions/{output.session_id}/")  # the blobs went; the records go next
+            raise BackendUnavailable(f"local blob store failed at {key}: No such file or directory")
+        return original(key, data)
+
+    rt.blobs.put_bytes = session_half_deleted  # type: ignore[method-assign]
+    with caplog.at_level("INFO", logger="toolout.workers"):
+        assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "gone"
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING], caplog.text
+    assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None
+
+
+def test_tables_kept_after_the_sessions_blobs_went_are_dropped(make_runtime) -> None:
+    """On S3 the write after the deletion of the session's blobs succeeds: the tables would outlive the session."""
+    rt = make_runtime(offline_llm())
+    output = store_output(rt, ORDERS, tool_name="orders.list")
+    original = rt.blobs.put_bytes
+
+    def session_half_deleted(key: str, data: bytes) -> int:
+        if key == manifest(output):
+            rt.blobs.delete_prefix(f"sessions/{output.session_id}/")
+        return original(key, data)
+
+    rt.blobs.put_bytes = session_half_deleted  # type: ignore[method-assign]
+    LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result()
+    assert not rt.blobs.exists(manifest(output)), "tables kept in a session being deleted"
+    assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None, "the pointer outlived its tables"
+
+
 def test_a_failed_keep_of_a_live_output_is_still_a_warning(make_runtime, caplog) -> None:
     rt = make_runtime(offline_llm())
     output = store_output(rt, ORDERS, tool_name="orders.list")
