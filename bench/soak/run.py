@@ -19,6 +19,7 @@ their children) every `--sample-seconds`, and the Redis keys before and after, a
 `--snapshots` makes the API trace its allocations (`PYTHONTRACEMALLOC=1`, which slows it and adds to its RSS, so
 the API's RSS bound and slope are not judged then) and prints what grew in it from the end of the warm-up to the end
 of the run: the source lines by bytes gained, then the object types by count gained (`infra.process.snapshots`).
+`--snapshot-workers` does the same for each worker and the API (no bound or slope is judged then).
 """
 
 from __future__ import annotations
@@ -209,8 +210,10 @@ def warm_up(stack: Stack, shape: str) -> None:
 
 def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
     snapshots = root / "snapshots"
-    api_extra = {"PYTHONTRACEMALLOC": "1", "TOOLOUT_MEMORY_SNAPSHOT_DIR": str(snapshots)} if args.snapshots else {}
-    stack = start_private(root, workers=2, model_latency_ms=args.model_latency_ms, api_extra=api_extra)
+    traced = {"PYTHONTRACEMALLOC": "1", "TOOLOUT_MEMORY_SNAPSHOT_DIR": str(snapshots)}
+    api_extra = traced if args.snapshots else {}
+    extra = traced if args.snapshot_workers else {}
+    stack = start_private(root, workers=2, model_latency_ms=args.model_latency_ms, extra=extra, api_extra=api_extra)
     try:
         warm_up(stack, args.shape)
         redis = stack.redis()
@@ -229,19 +232,36 @@ def run(args: argparse.Namespace, root: Path) -> dict[str, Any]:
         ]
         for agent in agents:
             agent.start()
-        snap = Snapshots(stack, snapshots, args.warmup_minutes * 60 + t0) if args.snapshots else None
+        snap = (
+            Snapshots(snapshot_pids(stack, args), snapshots, args.warmup_minutes * 60 + t0)
+            if traced_names(args)
+            else None
+        )
         for agent in agents:
             agent.join()
         wall = time.monotonic() - t0
-        grown = snap.grown() if snap else []
+        grown = snap.grown() if snap else {}
         left, settle = wait_for_baseline(redis, baseline, timeout=args.drain_seconds)
         kinds = leftovers(redis, left, stats.owners)
         time.sleep(args.sample_seconds)  # one sample after the drain: RSS at rest
         done.set()
         watcher.join()
-        return report(args, stats, samples, baseline, (left, kinds), settle, logs, wall, deleters) | {"grown": grown}
+        result = report(args, stats, samples, baseline, (left, kinds), settle, logs, wall, deleters)
+        return result | {"grown": grown.pop("api", []), "grown_workers": grown}
     finally:
         stack.stop()
+
+
+def traced_names(args: argparse.Namespace) -> set[str]:
+    """The processes whose allocations are traced (the workers' tracing reaches the API too, `start_private`'s
+    `extra`): their RSS bound and slope are not judged."""
+    workers = {"worker-1", "worker-2"} if args.snapshot_workers else set()
+    return ({"api"} if args.snapshots or workers else set()) | workers
+
+
+def snapshot_pids(stack: Stack, args: argparse.Namespace) -> dict[str, int]:
+    workers = {f"worker-{n}": pid for n, pid in enumerate(stack.pids("soak-worker"), start=1)}
+    return {name: pid for name, pid in ({"api": stack.pids("api")[0]} | workers).items() if name in traced_names(args)}
 
 
 def percentile(values: list[float], q: int) -> float:
@@ -273,7 +293,7 @@ def report(args, stats, samples, baseline, leftover, settle, logs, wall, deleter
         failures.append(f"{errors} failed request(s)")
     if problems:
         failures.append(f"{sum(map(len, problems.values()))} traceback/ERROR line(s) in {sorted(problems)}")
-    traced = {"api"} if args.snapshots else set()  # tracemalloc's own tables grow with what it traces
+    traced = traced_names(args)  # tracemalloc's own tables grow with what it traces
     if over := {name: round(mb, 1) for name, mb in growth.items() if mb > args.rss_bound_mb and name not in traced}:
         failures.append(f"RSS grew past +{args.rss_bound_mb} MB after warm-up: {over}")
     if left:
@@ -342,9 +362,10 @@ def print_report(result: dict[str, Any]) -> None:
         f"{len(result['keys_left_without_ttl'])} without a TTL, {len(result['keys_left_with_ttl_of_deleted'])} with "
         "a TTL of a deleted session or output"
     )
-    if result.get("grown"):
-        print("\nwhat grew in the API after the warm-up (tracemalloc, then gc's objects by type):")
-        print("\n".join(f"  {line}" for line in result["grown"]))
+    for name, grown in {"the API": result.get("grown", []), **result.get("grown_workers", {})}.items():
+        if grown:
+            print(f"\nwhat grew in {name} after the warm-up (tracemalloc, then gc's objects by type):")
+            print("\n".join(f"  {line}" for line in grown))
     for op, what in result["error_samples"].items():
         print(f"errors in {op}: {what}")
     for name, lines in result["log_problems"].items():
@@ -373,6 +394,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, help="also write the result here")
     parser.add_argument(
         "--snapshots", action="store_true", help="trace the API's allocations; print what grew after the warm-up"
+    )
+    parser.add_argument(
+        "--snapshot-workers", action="store_true", help="the same for each worker (slows them: judge no slope)"
     )
     parser.add_argument("--keep-logs", type=Path, help="copy the stack's logs (API, workers, model) here at the end")
     return parser.parse_args(argv)

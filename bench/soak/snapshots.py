@@ -1,4 +1,5 @@
-"""The soak's `--snapshots`: what grew inside the API between the end of the warm-up and the end of the run."""
+"""The soak's `--snapshots`: what grew inside the API (and, with `--snapshot-workers`, each worker) between the end of
+the warm-up and the end of the run."""
 
 from __future__ import annotations
 
@@ -8,32 +9,37 @@ import time
 from pathlib import Path
 
 from infra.process import snapshots as memory_snapshots
-from toolout.stack import Stack
 
 
 class Snapshots:
-    """With `--snapshots`: the API traces its allocations (`PYTHONTRACEMALLOC=1`) and writes where its memory sits
-    on SIGUSR2 (`infra.process.snapshots`); one is taken when the warm-up ends, one when the agents stop."""
+    """Each traced process (`PYTHONTRACEMALLOC=1`) writes where its memory sits on SIGUSR2
+    (`infra.process.snapshots`); one snapshot is taken when the warm-up ends, one when the agents stop."""
 
-    def __init__(self, stack: Stack, folder: Path, warm_at: float) -> None:
-        self.pid, self.folder = stack.pids("api")[0], folder
+    def __init__(self, processes: dict[str, int], folder: Path, warm_at: float) -> None:
+        self.processes, self.folder = processes, folder
         self.first = threading.Timer(max(0.0, warm_at - time.monotonic()), self.take)
         self.first.start()
 
     def take(self) -> None:
-        taken = len(list(self.folder.glob("*.types.json")))
-        os.kill(self.pid, memory_snapshots.SIGNAL)
+        for pid in self.processes.values():
+            self._take(pid)
+
+    def _take(self, pid: int) -> None:
+        taken = len(self._stems(pid))
+        os.kill(pid, memory_snapshots.SIGNAL)
         deadline = time.monotonic() + 120
-        while len(list(self.folder.glob("*.types.json"))) == taken and time.monotonic() < deadline:
+        while len(self._stems(pid)) == taken and time.monotonic() < deadline:
             time.sleep(0.5)  # `.types.json` is written last: once it is there, the snapshot is complete
 
-    def grown(self) -> list[str]:
-        """What grew in the API from the end of the warm-up to now (source lines by bytes, then object types)."""
+    def _stems(self, pid: int) -> list[Path]:
+        """The process's complete snapshots, in order (`<pid>-<n>`: by n, so that 10 comes after 9)."""
+        stems = (path.with_suffix("").with_suffix("") for path in self.folder.glob(f"{pid}-*.types.json"))
+        return sorted(stems, key=lambda stem: int(stem.name.rsplit("-", 1)[1]))
+
+    def grown(self) -> dict[str, list[str]]:
+        """Per process, what grew from the end of the warm-up to now (source lines by bytes, then object types)."""
         self.first.cancel()
         self.first.join()
         self.take()
-        stems = sorted(
-            (path.with_suffix("").with_suffix("") for path in self.folder.glob("*.types.json")),
-            key=lambda stem: int(stem.name.rsplit("-", 1)[1]),  # <pid>-<n>: by n, so that 10 comes after 9
-        )
-        return memory_snapshots.compare(stems[0], stems[-1]) if len(stems) >= 2 else []
+        found = {name: self._stems(pid) for name, pid in self.processes.items()}
+        return {name: memory_snapshots.compare(s[0], s[-1]) if len(s) >= 2 else [] for name, s in found.items()}
