@@ -31,10 +31,11 @@ PROBLEM = re.compile(r"Traceback \(most recent call last\)|(?:^|[\s\[:])(?:ERROR
 TRANSIENT_KEYS = (keys.WATCHDOG_LOCK, "unacked_mutex")
 """Keys with a lifetime of a second or two that come and go on an idle stack (the watchdog's tick lock,
 kombu's restore lock): not state a run leaves behind."""
-STORE_WIDE_COUNTERS = (keys.USAGE_TOTALS, keys.MODEL_USAGE_TOTALS, keys.CHUNKS_FAILED_TOTAL)
+STORE_WIDE_COUNTERS = (keys.USAGE_TOTALS, keys.MODEL_USAGE_TOTALS, keys.CHUNKS_FAILED_TOTAL, keys.HEDGES_TOTAL)
 """The `/metrics` counters: kept for the store's life (no TTL), one copy per slot jobs ran on (at most 256 with
 toolout's ids, `infra.redis.slots.draw_id`). A run whose jobs land on slots the warm-up did not adds copies of them:
-counters, not state a run leaves behind."""
+counters, not state a run leaves behind; so is the set naming a counter's slots (`toolout:slots:<counter>`), which
+appears with its first copy (the hedges' with the run's first hedge)."""
 
 
 @dataclass
@@ -74,7 +75,7 @@ def left_behind(client: redis.Redis, baseline: set[str]) -> set[str]:
 
 
 def _counter(key: str) -> bool:
-    return any(keys.is_slot_copy(key, index) for index in STORE_WIDE_COUNTERS)
+    return any(keys.is_slot_copy(key, index) or key == keys.slots_in_use(index) for index in STORE_WIDE_COUNTERS)
 
 
 def wait_for_baseline(client: redis.Redis, baseline: set[str], timeout: float) -> tuple[set[str], float]:

@@ -11,7 +11,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from toolout.stack_watch import leftovers, memory_parts, own_rss_mb, rss_mb, slope_mb_per_minute, slopes
+from toolout.stack_watch import (
+    left_behind,
+    leftovers,
+    memory_parts,
+    own_rss_mb,
+    rss_mb,
+    slope_mb_per_minute,
+    slopes,
+)
 
 
 @dataclass
@@ -54,6 +62,17 @@ def test_leftovers_split_keys_without_a_ttl_from_those_of_deleted_sessions(redis
     assert found["without_ttl"] == ["toolout:metrics:forever"]
     assert found["ttl_of_deleted"] == sorted([f"toolout:{{{handle}}}:output", "toolout:query:t:abc:loaded"])
     assert found["ttl_other"] == [f"toolout:{{{stranger}}}:output"]
+
+
+def test_counters_that_appear_during_a_run_are_not_left_behind_state(redis_client) -> None:
+    """A run's first hedge writes the hedge counter's first slot copy and the set naming its slots: counters."""
+    redis_client.set("toolout:{baseline}:session", 1)
+    baseline = {key for key in redis_client.scan_iter()}
+    redis_client.hset("toolout:{12ae}:metrics:hedges", "sent", 1)
+    redis_client.sadd("toolout:slots:metrics:hedges", "12ae")
+    redis_client.hset("toolout:{12ae}:metrics:usage", "calls", 1)
+    redis_client.set("toolout:{deadbeef}:session", 1)  # state: left behind
+    assert left_behind(redis_client, baseline) == {"toolout:{deadbeef}:session"}
 
 
 def test_a_process_alone_is_measured_without_its_children() -> None:
