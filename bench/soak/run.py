@@ -191,9 +191,8 @@ def sampler(stack: Stack, every: float, samples: list[Sample], done: threading.E
         workers, own = [rss_mb([pid]) for pid in pids], [own_rss_mb(pid) for pid in pids]
         api = stack.pids("api")
         parts = memory_parts(api[0]) if api else {}
-        sample = Sample(time.monotonic() - t0, rss_mb(api), workers, client.dbsize(), own, parts)
-        sample.workers_parts = [memory_parts(pid) for pid in pids]
-        samples.append(sample)
+        workers_parts = [memory_parts(pid) for pid in pids]
+        samples.append(Sample(time.monotonic() - t0, rss_mb(api), workers, client.dbsize(), own, parts, workers_parts))
         if done.wait(every):
             return
 
