@@ -37,14 +37,28 @@ SUITE = """
 """
 
 
+def run_suite(tmp_path: Path, suite: str, *options: str) -> subprocess.CompletedProcess[str]:
+    """`suite` as the only test file of a pytest run of its own, under this repository's root conftest."""
+    (tmp_path / "test_suite.py").write_text(textwrap.dedent(suite))
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "tests.conftest",
+        *options,
+        "-p",
+        "no:cacheprovider",
+        str(tmp_path),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.integration  # its own pytest processes
 def test_the_tests_that_need_servers_run_on_one_worker(tmp_path: Path) -> None:
-    (tmp_path / "test_mixed.py").write_text(textwrap.dedent(SUITE))
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "xdist.plugin", "-n", "2"]
-    command += ["--dist", "loadgroup", "-v", "-p", "no:cacheprovider", str(tmp_path)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    run = run_suite(tmp_path, SUITE, "-p", "xdist.plugin", "-n", "2", "--dist", "loadgroup", "-v")
     assert run.returncode == 0, run.stdout + run.stderr
 
     workers: dict[str, set[str]] = defaultdict(set)
@@ -76,11 +90,7 @@ HIDDEN = """
 @pytest.mark.integration  # its own pytest process
 def test_a_server_fixture_reached_without_the_mark_fails_the_test(tmp_path: Path) -> None:
     """A fixture asked for at run time is invisible to the collection marks: the guard fails that test, by name."""
-    (tmp_path / "test_hidden.py").write_text(textwrap.dedent(HIDDEN))
-    (tmp_path / "pytest.ini").write_text("[pytest]\n")
-    command = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-rA", "-p", "no:cacheprovider", str(tmp_path)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    run = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    run = run_suite(tmp_path, HIDDEN, "-rA")
     assert run.returncode == 1, run.stdout + run.stderr
     assert re.search(r"PASSED \S*test_store\[memory\]", run.stdout), run.stdout
     assert re.search(r"ERROR \S*test_store\[redis\]", run.stdout), run.stdout

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from infra.errors import BackendUnavailable
 from infra.query.loaded_forms import wants_preload
@@ -19,6 +19,21 @@ from workers.local import LocalDispatcher
 
 def manifest(output: OutputRecord) -> str:
     return f"{output.blob_key}.duckdb/manifest.json"
+
+
+def before_keeping(rt: Runtime, output: OutputRecord, meanwhile: Callable[[], object], *, fails: bool = False) -> None:
+    """Run `meanwhile` (a deletion racing the keep) just before the output's tables' manifest is written; `fails`:
+    that write then fails as a local store's does into a removed folder."""
+    original = rt.blobs.put_bytes
+
+    def put_bytes(key: str, data: bytes) -> int:
+        if key == manifest(output):
+            meanwhile()
+            if fails:
+                raise BackendUnavailable(f"local blob store failed at {key}: No such file or directory")
+        return original(key, data)
+
+    rt.blobs.put_bytes = put_bytes  # type: ignore[method-assign]
 
 
 def count_raw_reads(rt: Runtime, *outputs: OutputRecord, delay: float = 0.0) -> tuple[list[str], threading.Event]:
@@ -110,14 +125,7 @@ def test_a_preload_of_an_output_deleted_meanwhile_keeps_nothing(make_runtime) ->
     rt = make_runtime(offline_llm())
     output = store_output(rt, ORDERS, tool_name="orders.list")
     assert LocalDispatcher(rt, concurrency=1).preload("no-such-handle", output.tenant).result() == "gone"
-    original = rt.blobs.put_bytes
-
-    def delete_first(key: str, data: bytes) -> int:
-        if key == manifest(output):
-            rt.records.delete_output(output)  # the output is deleted while its tables are kept
-        return original(key, data)
-
-    rt.blobs.put_bytes = delete_first  # type: ignore[method-assign]
+    before_keeping(rt, output, lambda: rt.records.delete_output(output))  # deleted while its tables are kept
     assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "loaded"
     assert not rt.blobs.exists(manifest(output))
     assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None, "the pointer outlived its tables"
@@ -139,15 +147,7 @@ def test_a_preload_whose_session_goes_while_it_keeps_tables_is_gone_and_logs_no_
     write fails (BackendUnavailable, not NotFound); with the output gone that is `gone`, not a warning."""
     rt = make_runtime(offline_llm())
     output = store_output(rt, ORDERS, tool_name="orders.list")
-    original = rt.blobs.put_bytes
-
-    def session_deleted_first(key: str, data: bytes) -> int:
-        if key == manifest(output):
-            rt.records.delete_output(output)
-            raise BackendUnavailable(f"local blob store failed at {key}: No such file or directory")
-        return original(key, data)
-
-    rt.blobs.put_bytes = session_deleted_first  # type: ignore[method-assign]
+    before_keeping(rt, output, lambda: rt.records.delete_output(output), fails=True)
     with caplog.at_level("INFO", logger="toolout.workers"):
         assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "gone"
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING], caplog.text
@@ -159,15 +159,8 @@ def test_a_preload_whose_session_is_half_deleted_when_its_keep_fails_is_gone(mak
     write into the removed folder comes while the output's record is still there."""
     rt = make_runtime(offline_llm())
     output = store_output(rt, ORDERS, tool_name="orders.list")
-    original = rt.blobs.put_bytes
-
-    def session_half_deleted(key: str, data: bytes) -> int:
-        if key == manifest(output):
-            rt.blobs.delete_prefix(f"sessions/{output.session_id}/")  # the blobs went; the records go next
-            raise BackendUnavailable(f"local blob store failed at {key}: No such file or directory")
-        return original(key, data)
-
-    rt.blobs.put_bytes = session_half_deleted  # type: ignore[method-assign]
+    # the session's blobs went; its records go next
+    before_keeping(rt, output, lambda: rt.blobs.delete_prefix(f"sessions/{output.session_id}/"), fails=True)
     with caplog.at_level("INFO", logger="toolout.workers"):
         assert LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result() == "gone"
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING], caplog.text
@@ -178,14 +171,7 @@ def test_tables_kept_after_the_sessions_blobs_went_are_dropped(make_runtime) -> 
     """On S3 the write after the deletion of the session's blobs succeeds: the tables would outlive the session."""
     rt = make_runtime(offline_llm())
     output = store_output(rt, ORDERS, tool_name="orders.list")
-    original = rt.blobs.put_bytes
-
-    def session_half_deleted(key: str, data: bytes) -> int:
-        if key == manifest(output):
-            rt.blobs.delete_prefix(f"sessions/{output.session_id}/")
-        return original(key, data)
-
-    rt.blobs.put_bytes = session_half_deleted  # type: ignore[method-assign]
+    before_keeping(rt, output, lambda: rt.blobs.delete_prefix(f"sessions/{output.session_id}/"))
     LocalDispatcher(rt, concurrency=1).preload(output.handle, output.tenant).result()
     assert not rt.blobs.exists(manifest(output)), "tables kept in a session being deleted"
     assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None, "the pointer outlived its tables"
@@ -207,14 +193,7 @@ def test_a_failed_keep_of_a_live_output_is_still_a_warning(make_runtime, caplog)
 def test_a_question_whose_output_is_deleted_meanwhile_leaves_no_pointer(make_runtime) -> None:
     rt = make_runtime(offline_llm())
     output = store_output(rt, ORDERS, tool_name="orders.list")
-    original = rt.blobs.put_bytes
-
-    def delete_first(key: str, data: bytes) -> int:
-        if key == manifest(output):
-            rt.records.delete_output(output)  # the output is deleted while the question's tables are kept
-        return original(key, data)
-
-    rt.blobs.put_bytes = delete_first  # type: ignore[method-assign]
+    before_keeping(rt, output, lambda: rt.records.delete_output(output))  # deleted while the question keeps tables
     run(rt, output, ORDER_NEEDLE.request)
     assert not rt.blobs.exists(manifest(output))
     assert rt.loaded.kept_at(output.tenant, output.stats.sha256) is None, "the pointer outlived its tables"
