@@ -42,6 +42,7 @@ from api.usage_metrics import UsageCollector
 from extraction.tokenizer_files import ensure_offline_encodings
 from infra import tracing
 from infra.outputs import tokenizers
+from infra.process import late_imports
 from infra.process.warm_up import later
 from infra.settings import Settings, get_settings
 from infra.wiring.stores import open_stores
@@ -68,7 +69,7 @@ def warm_up(services: Services) -> None:
     is up (`infra.process.warm_up`: not while the rest of a stack starts), so the first estimate, budgeted job or
     upload does not wait for them."""
     encoding = services.settings.tokenizer_encoding
-    later("toolout-warm-up", services.model_limits, functools.partial(tokenizers.warm_up, encoding))
+    later("toolout-warm-up", services.model_limits, functools.partial(tokenizers.warm_up, encoding), late_imports.watch)
 
 
 def create_app(

@@ -41,6 +41,7 @@ from typing import Any
 
 from bench.soak import variables
 from bench.soak.snapshots import Snapshots
+from infra.process.late_imports import PREFIX
 from toolout.client import TERMINAL, ToolOutAPIError, ToolOutClient
 from toolout.stack import Stack, start_private
 from toolout.stack_watch import (
@@ -334,8 +335,21 @@ def report(args, stats, samples, baseline, leftover, settle, logs, wall, deleter
         "keys_settled_seconds": round(settle, 1),
         "quiet_task_stops": logs.count(r"stopped, the job was canceled or deleted"),
         "log_problems": {name: lines[:5] for name, lines in problems.items()},
+        "late_imports": late_imports(logs.paths),
         "failures": failures,
     }
+
+
+def late_imports(paths: list[Path]) -> dict[str, list[str]]:
+    """Per log, the modules its process imported after its warm-up (`infra.process.late_imports`), whole logs read:
+    each is an import to move into the warm-up, or a one-off RSS step the slope then shows."""
+    found = {}
+    for path in paths:
+        text = path.read_text(errors="replace") if path.exists() else ""
+        lines = [line.split(PREFIX, 1)[1].rstrip('"}') for line in text.splitlines() if PREFIX in line]
+        if lines:
+            found[path.name] = lines
+    return found
 
 
 def print_report(result: dict[str, Any]) -> None:
@@ -369,6 +383,8 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"errors in {op}: {what}")
     for name, lines in result["log_problems"].items():
         print(f"{name}: {lines}")
+    for name, modules in result.get("late_imports", {}).items():
+        print(f"{name}: {len(modules)} late import(s): " + "; ".join(modules[:40]))
     print("\nFAIL: " + "; ".join(result["failures"]) if result["failures"] else "\nPASS")
 
 

@@ -29,6 +29,11 @@ SKIP_MCP = """Our tools are plain functions, never litellm MCP-gateway tools. Wi
 litellm dependency), and every tool-calling request fails with ModuleNotFoundError. litellm sets
 the same flag on its own internal calls; it is popped before anything reaches the provider."""
 
+WARM_UP_TIMEOUT_SECONDS = 30.0
+"""How long the hedged path's mocked warm-up call may take (it sends nothing: seconds of imports at most)."""
+HEDGED_PATH_MODULES = ("litellm._service_logger", "anyio._backends._asyncio")
+"""What an async call imports past a mocked one: litellm's service logger (its OpenAI path's first real request),
+and anyio's asyncio backend (httpx's, once a copy is cancelled). Found by the soak's late-import report."""
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 
 
@@ -111,8 +116,19 @@ class LiteLLMClient:
             # The OpenAI SDK litellm calls imports its resource classes on a client's first `.chat` (2 s of
             # pydantic models on this box; the mocked call stops short of it): a real first call then takes 0.15 s.
             importlib.import_module("openai.resources")
+            if self.hedger is not None:
+                self._warm_hedged(litellm, self.hedger)
         except Exception as exc:  # noqa: BLE001 - never fail a worker's start for a warm-up
             logging.getLogger("toolout.llm").debug("litellm warm-up call failed: %s", exc)
+
+    def _warm_hedged(self, litellm: Any, hedger: Hedger) -> None:
+        """A hedged call goes through `acompletion` on the hedger's loop, which imports its own modules on first
+        use (litellm's async path; anyio's asyncio backend once httpx cancels a copy): imported now, or hours
+        later a first hedge pays for them and steps the worker's RSS up (`infra.process.late_imports`)."""
+        request = self._request([{"role": "user", "content": "warm-up"}], None, 1)
+        hedger.submit(litellm.acompletion(**request, mock_response="ok")).result(timeout=WARM_UP_TIMEOUT_SECONDS)
+        for module in HEDGED_PATH_MODULES:
+            importlib.import_module(module)
 
     def complete(
         self,

@@ -16,6 +16,7 @@ from extraction.documents.tokens import token_byte_lengths
 from extraction.tokenizer_files import ensure_offline_encodings
 from infra import tracing
 from infra.logs import configure_logging
+from infra.process import late_imports
 from infra.process.warm_up import later
 from infra.settings import Settings
 from infra.wiring.stores import open_stores
@@ -46,18 +47,20 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
         readiness of a stack, for seconds of CPU the other processes need to start."""
         start_watchdog(rt, dispatcher.submit)
         table = functools.partial(token_byte_lengths, settings.tokenizer_encoding)
-        later("toolout-warm-up", rt.llm_ready, rt.map_limits, table)
-        later("toolout-duckdb-spare", _start_spare)
+        later("toolout-warm-up", _start_spare, rt.llm_ready, rt.map_limits, table, late_imports.watch)
 
     worker_ready.connect(on_ready, weak=False)
     return celery, rt
 
 
 def _start_spare() -> None:
-    """A spare DuckDB child (~1.5 s to start: a preload's load takes it), so the first load does not wait.
-    The other warm-ups (litellm ~5 s, the map model's limits, the tokenizer's token-length table ~0.1 s:
-    chunk planning then decodes no token, half its time) keep the same aim: paid before the first job."""
+    """A spare DuckDB child (~1.5 s to start: a preload's load takes it), so the first load does not wait, and the
+    query step's modules, which the first preload or query job would otherwise import (hours in, a late import can
+    step RSS up: `infra.process.late_imports`). The other warm-ups (litellm ~5 s with its hedged path, the map
+    model's limits, the tokenizer's token-length table ~0.1 s: chunk planning then decodes no token, half its time)
+    keep the same aim: paid before the first job, and `late_imports.watch` reports what still comes later."""
     from infra.query.process import start_spare  # DuckDB: imported once the worker is up
+    from workers.job import query  # noqa: F401 - imported for its modules' sake
 
     start_spare()
 

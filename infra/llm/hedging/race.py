@@ -109,6 +109,10 @@ class Hedger:
         self.book = book or LatencyBook(policy.window)
         self._loop = loop or SHARED_LOOP
 
+    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> futures.Future[Any]:
+        """Run `coroutine` on the loop the copies run on (a warm-up's: it must load what theirs load)."""
+        return self._loop.submit(coroutine)
+
     def run(self, model: str, ticket: HedgeTicket, attempt: Attempt, before_hedge: Callable[[], object]) -> LLMReply:
         """The first valid answer among the original and its hedges; the ticket says what hedging cost.
 

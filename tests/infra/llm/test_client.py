@@ -284,3 +284,31 @@ def test_a_warm_up_sends_nothing_and_leaves_the_first_call_no_imports_to_pay() -
     done = subprocess.run([sys.executable, "-c", WARM_UP_PROBE], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "True"]
+
+
+HEDGED_WARM_UP_PROBE = """
+import sys
+from infra.llm.client import HEDGED_PATH_MODULES, LiteLLMClient
+from infra.llm.hedging import HedgePolicy, Hedger
+hedged = sys.argv[1] == "hedged"
+hedger = Hedger(HedgePolicy()) if hedged else None
+client = LiteLLMClient("openai/any", api_base="http://127.0.0.1:9/v1", api_key="k", num_retries=0, timeout=2.0,
+                       hedger=hedger)
+client.warm_up()
+print(*[module in sys.modules for module in HEDGED_PATH_MODULES])
+"""
+
+
+def test_a_hedged_client_warms_its_async_path_too_and_a_plain_one_does_not() -> None:
+    """A hedged call runs `acompletion` on the hedger's loop, whose first use imports litellm's async path: found
+    hours into a soak as a late import and an RSS step (`infra.process.late_imports`), so a hedged client's warm-up
+    imports it; a client without hedging leaves it alone. Nothing listens on the base URL: nothing is sent."""
+    import subprocess
+    import sys
+
+    for kind, expected in (("hedged", ["True", "True"]), ("plain", ["False", "False"])):
+        done = subprocess.run(
+            [sys.executable, "-c", HEDGED_WARM_UP_PROBE, kind], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split() == expected, (kind, done.stdout, done.stderr[-2000:])
