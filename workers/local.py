@@ -1,6 +1,6 @@
 """Running jobs in this process: the pipeline's steps on a thread pool instead of Celery.
 
-A step's answer (`workers.job.next`) is handed on by `workers.job.drive`, the one interpreter of steps;
+A step's answer (`workers.job.steps`) is handed on by `workers.job.drive`, the one interpreter of steps;
 `workers.celery.tasks` sends it as task messages, `LocalDispatcher` runs it on threads: the parts of a
 `Fanout` (maps, or one level's reduce groups) in parallel, then the stage after them; a lone step (read-grep,
 query) in the calling thread. The steps, the stores' promises and the job's ending (`workers.job.outcomes`)
@@ -18,10 +18,10 @@ from typing import Any
 
 from extraction.errors import NotFound
 from workers.job import drive, outcomes
-from workers.job.next import Fanout, Start, Step
 from workers.job.pipeline import job_over
 from workers.job.preload import preload
 from workers.job.runtime import Runtime
+from workers.job.steps import Fanout, Start, Step
 from workers.job.webhooks import deliver_once, wants_webhook
 
 log = logging.getLogger("toolout.workers.local")

@@ -32,7 +32,7 @@ from kombu import Exchange, Queue
 
 from infra.redis.client import kombu_sentinel_url
 from infra.settings import Settings
-from workers.job.next import Map, Query, ReadGrep, ReduceGroup, ReduceStage, Start
+from workers.job.steps import Map, Query, ReadGrep, ReduceGroup, ReduceStage, Start
 
 QUEUES = ("extract", "map", "reduce", "agent", "webhooks")
 

@@ -1,4 +1,4 @@
-"""Celery tasks: decode a message into its step (`workers.job.next`), run it (`workers.job.drive`), send what follows.
+"""Celery tasks: decode a message into its step (`workers.job.steps`), run it (`workers.job.drive`), send what follows.
 
 The tasks close over the worker's `Runtime` (built once in `workers.celery.main`), so no task reaches for
 a process-global; signatures are made by task name, so scheduling needs no task objects.
@@ -37,7 +37,11 @@ from infra.errors import BackendUnavailable
 from infra.stores.jobs import JobStore
 from workers.celery.app import PRELOAD, WEBHOOK
 from workers.job import drive
-from workers.job.next import (
+from workers.job.outcomes import give_up_poisoned
+from workers.job.pipeline import job_over
+from workers.job.preload import preload
+from workers.job.runtime import Runtime
+from workers.job.steps import (
     STEPS,
     Fanout,
     Map,
@@ -50,10 +54,6 @@ from workers.job.next import (
     message,
     stored,
 )
-from workers.job.outcomes import give_up_poisoned
-from workers.job.pipeline import job_over
-from workers.job.preload import preload
-from workers.job.runtime import Runtime
 from workers.job.webhooks import deliver_once
 
 log = logging.getLogger("toolout.workers")
@@ -71,7 +71,7 @@ class RedeliveryLogged(Task):  # type: ignore[type-arg]  # the base of tasks wit
 
 
 def register_tasks(celery: Celery, rt: Runtime) -> None:
-    """Define toolout's tasks on `celery`: one per kind of step (`workers.job.next`), each running it against `rt`.
+    """Define toolout's tasks on `celery`: one per kind of step (`workers.job.steps`), each running it against `rt`.
 
     Only infrastructure outages are retried by Celery (with backoff); strategy failures end in the
     truncate fallback inside the steps.

@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from extraction.protocols import Message
-from extraction.strategies.agent import AgentBounds, ToolExecutor, run_agent
+from extraction.strategies.agent import ToolExecutor, run_agent
 from extraction.strategies.routing import Mode
 from extraction.texts.prompts import read_grep_messages
 from extraction.texts.tools import sub_agent_tools
 from infra.outputs.stored import PinnedTools, StoredOutput, grep_time_budget
 from infra.planning.plans import agent_bounds
-from infra.stores.jobs import JobRecord
+from infra.stores.jobs import traces
 from infra.stores.records import session_prefix
 from infra.tracing import traced_step
-from workers.job import outcomes, trace
-from workers.job.gate import job_llm
+from workers.job import outcomes
 from workers.job.pipeline import LiveJob, load
-from workers.job.runtime import Runtime, stage_limits
-
-
-def bounds(rt: Runtime, job: JobRecord) -> AgentBounds:
-    return agent_bounds(rt.settings, stage_limits(rt, job, "agent"))
+from workers.job.runtime import Runtime, job_llm
 
 
 def raw_tools(rt: Runtime, live: LiveJob) -> PinnedTools:
@@ -51,14 +47,14 @@ def run_sub_agent(
     rt: Runtime, live: LiveJob, messages: list[Message], tools: list[dict[str, Any]], execute: ToolExecutor, mode: Mode
 ) -> None:
     """The bounded tool loop on the agent stage's model, then the job's end: its report, or the truncate fallback."""
-    job_id = live.job.id
+    job_id, gate = live.job.id, job_llm(rt, live.job, "agent")
     outcome = run_agent(
-        job_llm(rt, live.job, "agent"),
+        gate,
         messages,
         tools=tools,
-        execute=trace.traced_tools(rt, job_id, execute, time.monotonic),
+        execute=traced_tools(rt, job_id, execute, time.monotonic),
         nonce=live.job.nonce,
-        bounds=bounds(rt, live.job),
+        bounds=agent_bounds(rt.settings, gate.limits),
         on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
         should_stop=lambda: rt.jobs.is_terminal(job_id),
     )
@@ -67,3 +63,19 @@ def run_sub_agent(
         outcomes.finish_with_report(rt, live.job, outcome.report, mode.value)
     else:
         outcomes.fall_back_to_truncate(rt, live.job, live.output, f"{mode.value} failed: {outcome.failure}")
+
+
+def traced_tools(rt: Runtime, job_id: str, execute: ToolExecutor, clock: Callable[[], float]) -> ToolExecutor:
+    """`execute`, each call written to the job's trace with its arguments, its result (cut) and its seconds."""
+
+    def run(name: str, args: dict[str, Any]) -> str:
+        started = clock()
+        try:
+            result = execute(name, args)
+        except Exception as exc:
+            rt.note(job_id, traces.tool_event(name, args, clock() - started, error=str(exc)))
+            raise
+        rt.note(job_id, traces.tool_event(name, args, clock() - started, result=result))
+        return result
+
+    return run

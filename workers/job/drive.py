@@ -1,6 +1,6 @@
 """Running a job's steps, the one place that knows which code a step is and what follows it, for every executor.
 
-`run` maps a step (`workers.job.next`) to its code; `advance` hands what the step answered to an `Executor`,
+`run` maps a step (`workers.job.steps`) to its code; `advance` hands what the step answered to an `Executor`,
 which supplies only *how* work is sent: Celery publishes task messages (`workers.celery.tasks`), the
 embedded mode runs them on a thread pool (`workers.local`). So a job follows the same path, and ends the
 same way, on either.
@@ -13,8 +13,8 @@ from typing import Protocol
 
 from workers.job import pipeline
 from workers.job.agent import run_read_grep
-from workers.job.next import Fanout, Map, Next, Query, ReadGrep, ReduceGroup, ReduceStage, Settled, Start, Step
 from workers.job.runtime import Runtime
+from workers.job.steps import Fanout, Map, Next, Query, ReadGrep, ReduceGroup, ReduceStage, Settled, Start, Step
 
 log = logging.getLogger("toolout.workers")
 

@@ -1,7 +1,7 @@
 """The steps of one extraction job, written against `Runtime`, free of Celery.
 
 Each step loads what it needs from the stores, does one piece of work, persists it, and
-returns what should run next (`workers.job.next`; `workers.job.drive` runs it on either executor).
+returns what should run next (`workers.job.steps`; `workers.job.drive` runs it on either executor).
 Every step starts by checking that the job is still live, which is how cancellation stays cooperative.
 Each is traced where it is defined (`infra.tracing.traced_step`), so it has one signature wherever it runs.
 """
@@ -25,13 +25,25 @@ from extraction.texts.report import FinalReport, says_not_found
 from infra.outputs.content import read_content, structured_kind
 from infra.outputs.views import reading_view
 from infra.planning.plans import plan_output_chunks, planning_rules
-from infra.stores.jobs import JobRecord, JobStatus, JobStore
+from infra.stores.jobs import JobRecord, JobStatus, JobStore, traces
 from infra.stores.records import OutputRecord
 from infra.tracing import traced_step
-from workers.job import outcomes, parts, trace
-from workers.job.gate import GatedLLM, job_llm
-from workers.job.next import Cover, Fanout, Map, Next, Query, ReadGrep, ReduceGroup, ReduceStage, Settled, Span
-from workers.job.runtime import Runtime, stage_limits
+from workers.job import outcomes
+from workers.job.runtime import GatedLLM, Runtime, job_llm, stage_limits
+from workers.job.steps import (
+    Cover,
+    Fanout,
+    Map,
+    Next,
+    Query,
+    ReadGrep,
+    ReduceGroup,
+    ReduceStage,
+    Settled,
+    Span,
+    chunk_covers,
+    group_covers,
+)
 
 log = logging.getLogger("toolout.workers")
 
@@ -120,7 +132,7 @@ def follow(rt: Runtime, live: LiveJob, decision: RoutingDecision, budget: int) -
 def map_chunks(job_id: str, chunks: list[Chunk]) -> Fanout:
     """A map per chunk, then the reduce stage over them (each map output covers its own chunk)."""
     maps: list[Map | ReduceGroup] = [Map(job_id, c.index, c.start, c.end) for c in chunks]
-    return Fanout(maps, ReduceStage(job_id, 0, parts.chunk_covers(chunks)))
+    return Fanout(maps, ReduceStage(job_id, 0, chunk_covers(chunks)))
 
 
 def chunk_budget_for(rt: Runtime, live: LiveJob) -> int:
@@ -160,7 +172,7 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int, *, by: s
     """
     job, done, reserved = rt.jobs.begin_map(job_id, index, rt.settings.max_llm_calls_per_job)
     current = live(rt, job)
-    if current is None or parts.settled(current.job, 0, index) or done is not None:
+    if current is None or outcomes.settled(current.job, 0, index) or done is not None:
         return None
     gate = job_llm(rt, current.job, "map", reserved=int(reserved), defer_counts=True)
     try:
@@ -182,7 +194,7 @@ def _map(
             index=index,
             total=current.job.chunks_total,
             overlap_percent=overlap_percent(rt),
-            limits=stage_limits(rt, current.job, "map"),
+            limits=gate.limits,
             attempts=1 + rt.settings.map_retry_on_bad_report,
         )
     except ExtractionError as exc:
@@ -192,7 +204,7 @@ def _map(
     calls = gate.take_counts()
     seconds = time.monotonic() - started
     events = (
-        [trace.map_event(index, (start, end), text, report.content, usage, seconds)]
+        [traces.map_event(index, (start, end), text, report.content, usage, seconds)]
         if rt.settings.trace_max_bytes
         else []
     )
@@ -203,8 +215,10 @@ def _map(
 
 def _map_failed(rt: Runtime, current: LiveJob, exc: ExtractionError, span: Span) -> None:
     """The chunk's part fails (the job reads on without it), or, for any other failure, the job falls back."""
-    if isinstance(exc, parts.PART_FAILURES):
-        parts.record(rt, current.job, current.output, parts.failed_part(current.job, 0, span[0], [span], exc), exc)
+    if isinstance(exc, outcomes.PART_FAILURES):
+        outcomes.record(
+            rt, current.job, current.output, outcomes.failed_part(current.job, 0, span[0], [span], exc), exc
+        )
         return
     strategy_failed(rt, current, exc, f"chunk {span[0] + 1} of {current.job.chunks_total} failed")
 
@@ -258,7 +272,7 @@ def run_reduce_stage(rt: Runtime, job_id: str, level: int, covers: list[Cover]) 
     if live is None:
         return None
     stored = level_outputs(rt, job_id, level)
-    if _unsettled(rt, live, stored, level, len(covers)) or parts.fall_back_if_over_limit(rt, live.job, live.output):
+    if _unsettled(rt, live, stored, level, len(covers)) or outcomes.fall_back_if_over_limit(rt, live.job, live.output):
         return None
     try:
         return _reduce_or_regroup(rt, live, level_inputs(stored, covers), level)
@@ -290,7 +304,7 @@ def _reduce_or_regroup(rt: Runtime, live: LiveJob, inputs: Inputs, level: int) -
         return None
     ensure_depth(level + 1, rt.settings.max_reduce_depth)
     rt.jobs.update(live.job.id, reduce_level=level + 1, reduce_tree=tree)
-    covers = parts.group_covers(groups, inputs.covers)
+    covers = group_covers(groups, inputs.covers)
     reduces: list[Map | ReduceGroup] = [
         ReduceGroup(live.job.id, level, i, members, covers[i]) for i, members in enumerate(groups)
     ]
@@ -308,16 +322,11 @@ def _final_reduce(rt: Runtime, live: LiveJob, outputs: list[str], level: int) ->
         return stored
     attempts = 1 + rt.settings.map_retry_on_bad_report
     started = time.monotonic()
-    report, usage = reduce_chunk_outputs(
-        job_llm(rt, live.job, "reduce"),
-        live.prompt,
-        outputs,
-        limits=stage_limits(rt, live.job, "reduce"),
-        attempts=attempts,
-    )
+    gate = job_llm(rt, live.job, "reduce")
+    report, usage = reduce_chunk_outputs(gate, live.prompt, outputs, limits=gate.limits, attempts=attempts)
     rt.jobs.record_reduce(live.job.id, level + 1, 0, report.content, usage)
     seconds = time.monotonic() - started
-    trace.note(rt, live.job.id, trace.reduce_event(level + 1, 0, len(outputs), report.content, usage, seconds))
+    rt.note(live.job.id, traces.reduce_event(level + 1, 0, len(outputs), report.content, usage, seconds))
     return rt.jobs.reduce_output(live.job.id, level + 1, 0) or report.content
 
 
@@ -325,7 +334,7 @@ def _finish_single(rt: Runtime, live: LiveJob, content: str, **fields: object) -
     """Finish with a final answer: the only output with content (one chunk's map answer needs no reduce:
     a single pass), the final reduce's, or none at all (every part found nothing: NO RELEVANT DATA FOUND)."""
     report = FinalReport(content=content, found=bool(content.strip()) and not says_not_found(content), closed=True)
-    trace.note(rt, live.job.id, trace.answer_event(report.content, reduced="reduce_tree" in fields))
+    rt.note(live.job.id, traces.answer_event(report.content, reduced="reduce_tree" in fields))
     outcomes.finish_with_report(rt, live.job, report, Mode.FULL_CHUNKED.value, **fields)
 
 
@@ -340,7 +349,7 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
     document, named on the job when the group still cannot be reduced after its retry.
     """
     live = load(rt, job_id)
-    if live is None or parts.settled(live.job, level + 1, group) or _reduced(rt, job_id, level + 1, group):
+    if live is None or outcomes.settled(live.job, level + 1, group) or _reduced(rt, job_id, level + 1, group):
         return
     stored = level_outputs(rt, job_id, level)
     inputs = [stored[i] for i in with_content(stored)]
@@ -349,22 +358,20 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
         return
     started = time.monotonic()
     try:
+        gate = job_llm(rt, live.job, "reduce")
+        attempts = 1 + rt.settings.map_retry_on_bad_report
         report, usage = reduce_chunk_outputs(
-            job_llm(rt, live.job, "reduce"),
-            live.prompt,
-            [inputs[i] for i in members],
-            limits=stage_limits(rt, live.job, "reduce"),
-            attempts=1 + rt.settings.map_retry_on_bad_report,
+            gate, live.prompt, [inputs[i] for i in members], limits=gate.limits, attempts=attempts
         )
-    except parts.PART_FAILURES as exc:
-        parts.record(rt, live.job, live.output, parts.failed_part(live.job, level + 1, group, cover, exc), exc)
+    except outcomes.PART_FAILURES as exc:
+        outcomes.record(rt, live.job, live.output, outcomes.failed_part(live.job, level + 1, group, cover, exc), exc)
         return None
     except ExtractionError as exc:
         strategy_failed(rt, live, exc, f"reduce group {group + 1} at level {level + 1} failed")
         return None
     rt.jobs.record_reduce(job_id, level + 1, group, report.content, usage)
     seconds = time.monotonic() - started
-    trace.note(rt, job_id, trace.reduce_event(level + 1, group, len(members), report.content, usage, seconds))
+    rt.note(job_id, traces.reduce_event(level + 1, group, len(members), report.content, usage, seconds))
 
 
 def _reduced(rt: Runtime, job_id: str, level: int, group: int) -> bool:

@@ -24,8 +24,8 @@ from infra.stores.records import OutputRecord
 from infra.tracing import traced_step
 from workers.job import outcomes, pipeline
 from workers.job.agent import raw_tools, run_sub_agent
-from workers.job.next import Next
 from workers.job.runtime import Runtime
+from workers.job.steps import Next
 
 log = logging.getLogger("toolout.workers")
 

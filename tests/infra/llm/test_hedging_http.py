@@ -9,12 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+from extraction.strategies.mapreduce import ModelLimits
 from infra.llm.hedging import HedgePolicy, Hedger, HedgeTicket
 from infra.llm.ratelimit.pacing import CallScope, call_scope
 from infra.stores.jobs import JobRecord, MemoryJobStore
 from tests.fixtures.servers import wait_until
 from tests.infra.llm.test_client import map_call
-from workers.job.gate import GatedLLM
+from workers.job.runtime import GatedLLM
 
 EVERY_CALL_SLOW = "latency_ms=100;tail_fraction=1;tail_multiplier=30"
 """Every call takes 3 s; the hedge trigger below is 1 s, so every call hedges, the original answers first and
@@ -37,7 +38,7 @@ def gated(offline_model, jobs: MemoryJobStore, budget: int, per_call: int = 1) -
     hedger = Hedger(HedgePolicy(initial_delay_seconds=1.0, min_samples=1000, per_call=per_call))
     client = warmed(offline_model.client(knobs=EVERY_CALL_SLOW, hedger=hedger))
     job = jobs.create(JobRecord(id=f"j-{uuid.uuid4()}", session_id="s", handle="h", extract="x", nonce="n"))
-    return GatedLLM(client, jobs, job.id, max_calls=100, hedge_budget=budget)
+    return GatedLLM(client, jobs, job.id, max_calls=100, hedge_budget=budget, limits=ModelLimits(8000, 500))
 
 
 def test_the_losing_copy_is_cancelled_over_http_and_both_calls_are_counted(offline_model) -> None:

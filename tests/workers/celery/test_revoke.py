@@ -16,8 +16,8 @@ from workers.celery import tasks
 from workers.celery.app import MAP, create_celery
 from workers.celery.dispatch import CeleryDispatcher
 from workers.job import pipeline
-from workers.job.next import Fanout, ReadGrep, ReduceGroup, ReduceStage
 from workers.job.runtime import Runtime
+from workers.job.steps import Fanout, ReadGrep, ReduceGroup, ReduceStage
 
 
 class RecordingCeleryDispatcher(CeleryDispatcher):

@@ -13,8 +13,8 @@ from tests.workers.job.test_pipeline import NEEDLE, document, drive
 from tests.workers.job.test_read_grep import LOG, grepping_model
 from workers.job import pipeline
 from workers.job.agent import run_read_grep
-from workers.job.next import ReadGrep
 from workers.job.runtime import Runtime
+from workers.job.steps import ReadGrep
 
 
 def store_inline(rt: Runtime, data: bytes) -> OutputRecord:

@@ -17,7 +17,7 @@ from tests.workers.job.test_pipeline import NEEDLE, document, drive
 from tests.workers.job.test_read_grep import LOG
 from workers.job import pipeline
 from workers.job.agent import run_read_grep
-from workers.job.gate import GatedLLM, JobEnded
+from workers.job.runtime import GatedLLM, JobEnded
 
 
 def test_a_spent_budget_ends_the_job_with_the_truncate_fallback_and_a_warning(make_runtime, caplog) -> None:
@@ -115,17 +115,19 @@ def test_a_cancel_between_agent_turns_stops_the_agent(make_runtime) -> None:
 def test_the_gate_says_why_it_refuses(make_runtime) -> None:
     rt = make_runtime(needle_model(NEEDLE))
     job = submit(rt, store_output(rt, document()), "errors")
-    gated = GatedLLM(rt.llm, rt.jobs, job.id, max_calls=0)
+    gated = GatedLLM(rt.llm, rt.jobs, job.id, max_calls=0, limits=rt.map_limits())
     with pytest.raises(LLMBudgetExhausted):
         gated.complete([{"role": "user", "content": "x"}])
     rt.jobs.cancel(job.id)
     with pytest.raises(JobEnded):
-        GatedLLM(rt.llm, rt.jobs, job.id, max_calls=10).complete([{"role": "user", "content": "x"}])
+        GatedLLM(rt.llm, rt.jobs, job.id, max_calls=10, limits=rt.map_limits()).complete(
+            [{"role": "user", "content": "x"}]
+        )
     assert rt.llm.calls == []
 
 
 def test_a_job_that_turned_hedging_off_gets_no_hedge_budget_and_one_that_did_not_gets_its_share(make_runtime) -> None:
-    from workers.job.gate import hedge_budget, job_llm
+    from workers.job.runtime import hedge_budget, job_llm
 
     rt = make_runtime(needle_model(NEEDLE), hedge_enabled=True)
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")

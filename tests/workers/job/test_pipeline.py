@@ -8,7 +8,7 @@ from extraction.texts.results import unknown_handle_text
 from infra.stores.jobs import JobStatus
 from tests.workers.conftest import needle_model, store_output, submit
 from workers.job import pipeline
-from workers.job.next import Fanout, Map, ReadGrep
+from workers.job.steps import Fanout, Map, ReadGrep
 
 FILLER = "".join(f"2026-11-01T00:00:{i % 60:02d}Z INFO request {i} served in {i % 97} ms\n" for i in range(3000))
 NEEDLE = "ERROR db pool exhausted on billing-7"

@@ -20,8 +20,8 @@ from tests.infra.query.catalog import FIRST_EVENT, catalog_bytes, ticket_catalog
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from toolout.datasets import ORDER_NEEDLE, json_orders
 from workers.job import pipeline
-from workers.job.next import Query
 from workers.job.query import engine_limits, run_query
+from workers.job.steps import Query
 from workers.local import LocalDispatcher
 
 ORDERS = b"".join(json_orders(600_000))

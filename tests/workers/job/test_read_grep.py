@@ -11,7 +11,7 @@ from infra.stores.jobs import JobStatus
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from workers.job import pipeline
 from workers.job.agent import run_read_grep
-from workers.job.next import ReadGrep
+from workers.job.steps import ReadGrep
 
 LOG = "".join(f"2026-11-01T00:{i // 60 % 60:02d}:{i % 60:02d}Z INFO served request {i}\n" for i in range(20_000))
 LOG = LOG.replace(

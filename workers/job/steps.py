@@ -1,8 +1,9 @@
-"""What runs next in a job, as typed values: the one vocabulary of steps every executor and the job store share.
+"""A job's steps as typed values: the one vocabulary every executor and the job store share.
 
 A step is a frozen dataclass naming its job and its arguments; a `Fanout` is a level of parts (maps, or the
 reduce groups of one level) and the reduce stage that runs once every part is settled. A step of the
-pipeline answers with the `Next` one (None: the job has ended, or is someone else's to go on with).
+pipeline answers with the `Next` one (None: the job has ended, or is someone else's to go on with), and
+`workers.job.drive` runs it on either executor.
 
 Steps travel as Celery task messages and, for the stage after a fan-out, as JSON stored on the job
 (`JobStore.expect_parts`): both go through `message` and `from_message` here, so a step's wire form (its
@@ -15,9 +16,22 @@ import json
 from dataclasses import astuple, dataclass
 from typing import Any, ClassVar
 
+from extraction.documents.chunking import Chunk
+
 Span = list[int]
 Cover = list[Span]
-"""What one reduce input holds of the document: `[chunk index, start byte, end byte]` per chunk."""
+"""What one reduce input holds of the document: `[chunk index, start byte, end byte]` per chunk, as JSON-friendly
+lists because covers travel in task arguments (the chunk plan is computed once, at the start, and is not stored)."""
+
+
+def chunk_covers(chunks: list[Chunk]) -> list[Cover]:
+    """Level 0: each map output covers its own chunk."""
+    return [[[chunk.index, chunk.start, chunk.end]] for chunk in chunks]
+
+
+def group_covers(groups: list[list[int]], covers: list[Cover]) -> list[Cover]:
+    """What each reduce group covers: everything its members (positions in `covers`) cover."""
+    return [[span for member in members for span in covers[member]] for members in groups]
 
 
 @dataclass(frozen=True)
