@@ -8,6 +8,10 @@ toolout); a *return* is the current module changing to one that was current befo
 entry gets a warm-up job first, untraced, so imports and caches do not count.
 
     python tests/workers/job_path.py --root PATH      # the checkout to measure (put first on sys.path)
+    python tests/workers/job_path.py --fold workers.job --fold workers.celery   # as if each were one module
+
+`--fold PREFIX` counts every module under PREFIX as one module: what merging them would leave of the count,
+measured without moving any code (the bound on what a layout change alone can buy).
 
 Runs on the layout before the infra/ and workers/ moves too: each import below lists its old names.
 """
@@ -54,6 +58,8 @@ class PathCounter:
     paths: set[tuple[str, str, str]] = field(default_factory=set)
     """Distinct returns: (module left, module returned to, its function); a loop's repeats count once."""
     local: threading.local = field(default_factory=threading.local)
+    folds: tuple[str, ...] = ()
+    """Prefixes whose modules count as one (`--fold`)."""
 
     def profile(self, frame: FrameType, event: str, _: object) -> None:
         if event == "call":
@@ -63,7 +69,7 @@ class PathCounter:
 
     def now(self, frame: FrameType | None) -> None:
         state = self.local.__dict__
-        module = None if frame is None else str(frame.f_globals["__name__"])
+        module = None if frame is None else self.folded(str(frame.f_globals["__name__"]))
         current, left = state.get("current"), state.setdefault("left", set())
         if module == current:
             return
@@ -75,6 +81,9 @@ class PathCounter:
                 self.returns[module] += 1
                 self.paths.add((current or "", module, frame.f_code.co_qualname))
         state["current"] = module
+
+    def folded(self, module: str) -> str:
+        return next((prefix for prefix in self.folds if module == prefix or module.startswith(prefix + ".")), module)
 
     def distinct(self) -> Counter[str]:
         return Counter(module for _, module, _ in self.paths)
@@ -146,12 +155,12 @@ def local_entry(rt: Any) -> Any:
     return LocalDispatcher(rt, concurrency=1).run
 
 
-def measure(entry: Any, scope: tuple[str, ...]) -> PathCounter:
+def measure(entry: Any, scope: tuple[str, ...], folds: tuple[str, ...] = ()) -> PathCounter:
     rt = runtime()
     run = entry(rt)
     run(new_job(rt))  # warm-up, untraced
     job_id = new_job(rt)
-    with PathCounter(scope) as counter:
+    with PathCounter(scope, folds=folds) as counter:
         run(job_id)
     job = rt.jobs.get(job_id)
     assert job.status.value == "succeeded" and job.chunks_total > 2, (job.status, job.error)
@@ -172,14 +181,24 @@ def report(name: str, counter: PathCounter) -> None:
         print(f"    {count:8d}  {every[module]:6d}  {module}")
 
 
+def only_from(root: str) -> None:
+    """Import first-party code from `root` alone: an editable install's finder (`pip install -e`, as `make install`
+    does) would otherwise serve a module the measured tree lacks from the installed checkout, mixing two trees."""
+    sys.meta_path[:] = [
+        finder for finder in sys.meta_path if not getattr(finder, "__module__", "").startswith("__editable__")
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=os.getcwd(), help="the checkout to measure (default: the current directory)")
     parser.add_argument("--modules", action="store_true", help="list the modules entered too")
     parser.add_argument("--scope", choices=sorted(SCOPES), default="all", help="all first-party modules, or the path")
+    parser.add_argument("--fold", action="append", default=[], help="count the modules under this prefix as one")
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     sys.path.insert(0, root)
+    only_from(root)
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     first("extraction.tokenizer_files:ensure_offline_encodings", "infra.tokenizer_files:ensure_offline_encodings")()
     print(f"tree: {root}")
@@ -187,7 +206,7 @@ def main() -> None:
         ("celery entry (register_tasks)", celery_entry),
         ("embedded entry (LocalDispatcher.run)", local_entry),
     ):
-        counter = measure(entry, SCOPES[args.scope])
+        counter = measure(entry, SCOPES[args.scope], tuple(args.fold))
         report(name, counter)
         if args.modules:
             print("    entered: " + " ".join(sorted(counter.entered)))
