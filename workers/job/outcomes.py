@@ -140,12 +140,14 @@ def failed_part(job: JobRecord, level: int, index: int, cover: Cover, exc: Extra
     )
 
 
-def settled(job: JobRecord, level: int, index: int) -> bool:
+def part_failed(job: JobRecord, level: int, index: int) -> bool:
     """Whether the part was already recorded as failed (a redelivered task must not call the model again)."""
     return any(part.level == level and part.index == index for part in job.failed_ranges)
 
 
-def record(rt: Runtime, job: JobRecord, output: OutputRecord, failure: FailedRange, exc: ExtractionError) -> None:
+def record_failed_part(
+    rt: Runtime, job: JobRecord, output: OutputRecord, failure: FailedRange, exc: ExtractionError
+) -> None:
     """Record the failed part once, with the usage its attempts spent; past the limit, the job falls back now.
 
     Falling back as soon as the limit is crossed spares the model calls of the parts still queued:

@@ -172,7 +172,7 @@ def run_map(rt: Runtime, job_id: str, index: int, start: int, end: int, *, by: s
     """
     job, done, reserved = rt.jobs.begin_map(job_id, index, rt.settings.max_llm_calls_per_job)
     current = live(rt, job)
-    if current is None or outcomes.settled(current.job, 0, index) or done is not None:
+    if current is None or outcomes.part_failed(current.job, 0, index) or done is not None:
         return None
     gate = job_llm(rt, current.job, "map", reserved=int(reserved), defer_counts=True)
     try:
@@ -216,7 +216,7 @@ def _map(
 def _map_failed(rt: Runtime, current: LiveJob, exc: ExtractionError, span: Span) -> None:
     """The chunk's part fails (the job reads on without it), or, for any other failure, the job falls back."""
     if isinstance(exc, outcomes.PART_FAILURES):
-        outcomes.record(
+        outcomes.record_failed_part(
             rt, current.job, current.output, outcomes.failed_part(current.job, 0, span[0], [span], exc), exc
         )
         return
@@ -349,7 +349,7 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
     document, named on the job when the group still cannot be reduced after its retry.
     """
     live = load(rt, job_id)
-    if live is None or outcomes.settled(live.job, level + 1, group) or _reduced(rt, job_id, level + 1, group):
+    if live is None or outcomes.part_failed(live.job, level + 1, group) or _reduced(rt, job_id, level + 1, group):
         return
     stored = level_outputs(rt, job_id, level)
     inputs = [stored[i] for i in with_content(stored)]
@@ -364,7 +364,9 @@ def run_reduce_group(rt: Runtime, job_id: str, level: int, group: int, members: 
             gate, live.prompt, [inputs[i] for i in members], limits=gate.limits, attempts=attempts
         )
     except outcomes.PART_FAILURES as exc:
-        outcomes.record(rt, live.job, live.output, outcomes.failed_part(live.job, level + 1, group, cover, exc), exc)
+        outcomes.record_failed_part(
+            rt, live.job, live.output, outcomes.failed_part(live.job, level + 1, group, cover, exc), exc
+        )
         return None
     except ExtractionError as exc:
         strategy_failed(rt, live, exc, f"reduce group {group + 1} at level {level + 1} failed")
