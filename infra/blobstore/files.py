@@ -39,7 +39,7 @@ def put_kept(blobs: BlobStore, key: str, path: Path) -> int:
         second.unlink(missing_ok=True)
 
 
-def _linked(source: Path, path: Path, key: str) -> bool:
+def _linked(source: str, path: Path, key: str) -> bool:
     try:
         os.link(source, path)
     except FileNotFoundError as exc:

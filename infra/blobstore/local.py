@@ -3,6 +3,11 @@
 Every put goes to a temp file beside its target and is published with `os.replace`, so a reader
 sees the old file or the new one and a put that dies leaves nothing. Temp names contain `~`,
 which no key segment may, so they can never be mistaken for (or collide with) a blob.
+
+A blob's file is named with `os.path` strings, never a `pathlib.Path`: pathlib interns every part of a path it
+parses, and a key's parts are request-unique (session ids, handles), so each request would add strings to the
+table CPython keeps of every module's identifiers, and a busy moment can make that table double (+3.8 MB, once,
+hours into a worker's life: `bench/profiles/interned.py`, issue 33).
 """
 
 from __future__ import annotations
@@ -39,18 +44,19 @@ class LocalBlobStore:
         self, root: str | os.PathLike[str], *, fsync: bool = False, read_block: int = DEFAULT_READ_BLOCK
     ) -> None:
         self.root = Path(root).resolve()
+        self._root = str(self.root)
         self.fsync = fsync
         self.read_block = check_block_size(read_block, DEFAULT_READ_BLOCK)
-        with _os_errors(self.root):
-            self.root.mkdir(parents=True, exist_ok=True)
+        with _os_errors(self._root):
+            os.makedirs(self._root, exist_ok=True)
 
     def __repr__(self) -> str:
         return f"LocalBlobStore({str(self.root)!r})"
 
-    def path_for(self, key: str) -> Path:
+    def path_for(self, key: str) -> str:
         """The file behind `key`; refuses keys that resolve outside the root (e.g. via a symlink)."""
-        path = self.root.joinpath(*validate_key(key).split("/"))
-        if not path.resolve().is_relative_to(self.root):
+        path = os.path.join(self._root, *validate_key(key).split("/"))
+        if os.path.commonpath((os.path.realpath(path), self._root)) != self._root:
             raise InvalidKey(f"blob key {key!r} resolves outside the store root", key=key)
         return path
 
@@ -65,7 +71,7 @@ class LocalBlobStore:
 
     def put_file(self, key: str, path: str | os.PathLike[str]) -> int:
         """Rename the spooled file into place (no copy); copy only when it lives on another device."""
-        source, target = Path(path), self.path_for(key)
+        source, target = os.fspath(path), self.path_for(key)
         size = source_size(source)
         self._make_parent(target)
         if self.fsync:
@@ -78,11 +84,12 @@ class LocalBlobStore:
             self._write_atomically(target, lambda out: _copy_file(source, out, target))
         return size
 
-    def _write_atomically(self, path: Path, write: Callable[[BinaryIO], int]) -> int:
+    def _write_atomically(self, path: str, write: Callable[[BinaryIO], int]) -> int:
         """Write via a sibling temp file and `os.replace`; any failure removes the temp file."""
         self._make_parent(path)
+        folder, name = os.path.split(path)
         with _os_errors(path):
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}~", suffix=".part")
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}~", suffix=".part")
         try:
             with os.fdopen(fd, "wb") as out:
                 written = write(out)
@@ -90,19 +97,19 @@ class LocalBlobStore:
             with _os_errors(path):
                 os.replace(tmp, path)
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            _unlink_quietly(tmp)
             raise
         return written
 
-    def _flush(self, out: BinaryIO, path: Path) -> None:
+    def _flush(self, out: BinaryIO, path: str) -> None:
         with _os_errors(path):
             out.flush()
             if self.fsync:
                 os.fsync(out.fileno())
 
-    def _make_parent(self, path: Path) -> None:
+    def _make_parent(self, path: str) -> None:
         with _os_errors(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
 
     # --- reads --------------------------------------------------------------------------------
 
@@ -116,7 +123,7 @@ class LocalBlobStore:
     def size(self, key: str) -> int:
         path = self.path_for(key)
         try:
-            info = path.stat()
+            info = os.stat(path)
         except _MISSING as exc:
             raise BlobNotFound(f"no blob stored under {key!r}", key=key) from exc
         if not stat.S_ISREG(info.st_mode):
@@ -124,7 +131,7 @@ class LocalBlobStore:
         return info.st_size
 
     def exists(self, key: str) -> bool:
-        return self.path_for(key).is_file()
+        return os.path.isfile(self.path_for(key))
 
     def get_bytes(self, key: str) -> bytes:
         with self._open(key) as handle:
@@ -156,10 +163,10 @@ class LocalBlobStore:
 
     def delete(self, key: str) -> None:
         path = self.path_for(key)
-        if path.is_dir():
+        if os.path.isdir(path):
             return  # a prefix, not a blob; some systems would answer EPERM rather than EISDIR
         try:
-            path.unlink()
+            os.unlink(path)
         except _MISSING:
             pass
         except OSError as exc:
@@ -172,7 +179,7 @@ class LocalBlobStore:
         worth protecting, and one that crashed would otherwise leave them forever.
         """
         head, _, partial = validate_prefix(prefix).rpartition("/")
-        base = self.path_for(head) if head else self.root
+        base = self.path_for(head) if head else self._root
         try:
             entries = [entry for entry in os.scandir(base) if entry.name.startswith(partial)]
         except _MISSING:
@@ -187,7 +194,7 @@ class LocalBlobStore:
             raise BackendUnavailable(f"blob root {self.root} is missing or not writable", root=str(self.root))
 
 
-def _copy_blocks(blocks: Iterable[bytes], out: BinaryIO, path: Path) -> int:
+def _copy_blocks(blocks: Iterable[bytes], out: BinaryIO, path: str) -> int:
     """Exceptions from `blocks` are the caller's and pass through untouched; write errors are ours."""
     written = 0
     for block in blocks:
@@ -196,7 +203,7 @@ def _copy_blocks(blocks: Iterable[bytes], out: BinaryIO, path: Path) -> int:
     return written
 
 
-def _copy_file(source: Path, out: BinaryIO, path: Path) -> int:
+def _copy_file(source: str, out: BinaryIO, path: str) -> int:
     with _os_errors(source), open(source, "rb") as src:
         return _copy_blocks(iter(lambda: src.read(_COPY_BLOCK), b""), out, path)
 
@@ -213,7 +220,7 @@ def _stream(handle: BinaryIO, start: int, end: int, block: int) -> Iterator[byte
             yield data
 
 
-def _fsync_path(path: Path) -> None:
+def _fsync_path(path: str) -> None:
     with _os_errors(path), open(path, "rb") as handle:
         os.fsync(handle.fileno())
 
@@ -221,32 +228,37 @@ def _fsync_path(path: Path) -> None:
 def _remove_entry(entry: os.DirEntry[str]) -> int:
     """Delete a file or a whole subtree; temp files go too (a writer that died left them) but do not count."""
     if not entry.is_dir(follow_symlinks=False):
-        Path(entry.path).unlink(missing_ok=True)
+        _unlink_quietly(entry.path)
         return int(is_valid_segment(entry.name))
     count = 0
     for folder, _dirs, files in os.walk(entry.path, topdown=False):
         for name in files:
-            Path(folder, name).unlink(missing_ok=True)
+            _unlink_quietly(os.path.join(folder, name))
             count += is_valid_segment(name)
-        _rmdir_quietly(Path(folder))
+        _rmdir_quietly(folder)
     return count
 
 
-def _rmdir_quietly(path: Path) -> None:
+def _unlink_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+def _rmdir_quietly(path: str) -> None:
     """A concurrent put may have just created a file here; leaving the directory is then right."""
     with contextlib.suppress(OSError):
-        path.rmdir()
+        os.rmdir(path)
 
 
 @contextmanager
-def _os_errors(path: Path) -> Iterator[None]:
+def _os_errors(path: str) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
         raise _translate_os_error(exc, path) from exc
 
 
-def _translate_os_error(exc: OSError, path: Path) -> Exception:
+def _translate_os_error(exc: OSError, path: str) -> Exception:
     """Shape clashes (a blob where a directory must go) are the caller's; the rest is the disk's."""
     if isinstance(exc, (NotADirectoryError, IsADirectoryError, FileExistsError)):
         return InvalidKey(f"blob path {path} collides with an existing blob or directory", path=str(path))

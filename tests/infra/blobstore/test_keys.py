@@ -43,7 +43,7 @@ def test_an_index_key_is_refused_or_stays_in_its_session_directory(tmp_path: Pat
     store = LocalBlobStore(tmp_path / "blobs")
     key = index_key(payload)
     try:
-        path = store.path_for(key)
+        path = Path(store.path_for(key))
     except InvalidKey:
         return
     assert path.resolve().parent == store.root / "sessions" / SOME_UUID
