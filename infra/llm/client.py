@@ -111,21 +111,21 @@ class LiteLLMClient:
         up its provider path lazily on the first call (0.6-1.4 s measured on a busy 2-core box, the
         first query job's whole budget). A warm-up that fails only leaves that cost to the first call."""
         litellm = _litellm()
+        request = self._request([{"role": "user", "content": "warm-up"}], None, 1)
         try:
-            litellm.completion(**self._request([{"role": "user", "content": "warm-up"}], None, 1), mock_response="ok")
+            litellm.completion(**request, mock_response="ok")
             # The OpenAI SDK litellm calls imports its resource classes on a client's first `.chat` (2 s of
             # pydantic models on this box; the mocked call stops short of it): a real first call then takes 0.15 s.
             importlib.import_module("openai.resources")
             if self.hedger is not None:
-                self._warm_hedged(litellm, self.hedger)
+                self._warm_hedged(litellm, self.hedger, request)
         except Exception as exc:  # noqa: BLE001 - never fail a worker's start for a warm-up
             logging.getLogger("toolout.llm").debug("litellm warm-up call failed: %s", exc)
 
-    def _warm_hedged(self, litellm: Any, hedger: Hedger) -> None:
+    def _warm_hedged(self, litellm: Any, hedger: Hedger, request: dict[str, Any]) -> None:
         """A hedged call goes through `acompletion` on the hedger's loop, which imports its own modules on first
         use (litellm's async path; anyio's asyncio backend once httpx cancels a copy): imported now, or hours
         later a first hedge pays for them and steps the worker's RSS up (`infra.process.late_imports`)."""
-        request = self._request([{"role": "user", "content": "warm-up"}], None, 1)
         hedger.submit(litellm.acompletion(**request, mock_response="ok")).result(timeout=WARM_UP_TIMEOUT_SECONDS)
         for module in HEDGED_PATH_MODULES:
             importlib.import_module(module)
