@@ -39,11 +39,21 @@ SPOOL_PREFIX = "upload-"
 
 @dataclass
 class Spooled:
-    """A fully received upload: the temp file (caller removes it) and what was measured."""
+    """A fully received upload: the temp file (caller removes it) and what was measured.
 
-    path: Path
+    The file's name is a plain `str`: a `Path` would intern its request-unique part, and churning CPython's
+    interned-strings table is what stepped a soak's RSS up (`bench/profiles/interned.py`)."""
+
+    path: str
     size: int
     known: Known
+
+    def read(self) -> bytes:
+        with open(self.path, "rb") as file:
+            return file.read()
+
+    def remove(self) -> None:
+        remove_file(self.path)
 
     @property
     def measured(self) -> Measured:
@@ -56,6 +66,11 @@ class Spooled:
     @property
     def chars(self) -> int:
         return self.known.chars or 0
+
+
+def remove_file(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def spool_dir(settings: Settings) -> Path:
@@ -107,8 +122,7 @@ async def spool(stream: AsyncIterator[bytes], *, directory: Path, limit: int, en
 
     `PayloadTooLarge` past `limit` bytes, `InvalidInput` if the body is empty.
     """
-    fd, name = tempfile.mkstemp(prefix=SPOOL_PREFIX, dir=directory)
-    path = Path(name)
+    fd, path = tempfile.mkstemp(prefix=SPOOL_PREFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as file:
             sink = _Sink(file, encoding)
@@ -117,7 +131,7 @@ async def spool(stream: AsyncIterator[bytes], *, directory: Path, limit: int, en
                 raise InvalidInput("the request body is empty: send the tool output as the body")
             known = await run_in_threadpool(sink.finish)
     except BaseException:
-        path.unlink(missing_ok=True)
+        remove_file(path)
         raise
     return Spooled(path=path, size=size, known=known)
 

@@ -15,7 +15,6 @@ import logging
 import time
 import unicodedata
 import uuid
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
@@ -179,7 +178,7 @@ async def upload_output(
         produce = functools.partial(_finish_upload, services, session, meta, spooled, store, route)
         return await run_in_threadpool(idempotent, services.idempotency, tenant, idempotency_key, key_print, produce)
     finally:
-        spooled.path.unlink(missing_ok=True)
+        spooled.remove()
         stored = time.perf_counter() - started - received
         log.info("upload of %d bytes: received and measured in %.2fs, stored in %.2fs", spooled.size, received, stored)
 
@@ -220,7 +219,7 @@ def _finish_upload(
     if target is None:
         return _routed(meta, spooled, "discard", None)
     if route.kind is DestinationKind.INLINE and store == "if_oversized" and not oversized:
-        content = spooled.path.read_bytes().decode("utf-8", errors="replace")
+        content = spooled.read().decode("utf-8", errors="replace")
         return JSONResponse(
             InlineResult(**stats.model_dump(), content=content).model_dump(), status_code=status.HTTP_200_OK
         )
@@ -282,13 +281,13 @@ def _routed(meta: UploadMeta, spooled: Spooled, destination: str, record: Output
     return JSONResponse(result.model_dump(mode="json"), status_code=status.HTTP_201_CREATED)
 
 
-def _head(path: Path) -> bytes:
+def _head(path: str) -> bytes:
     """What the preload sniffs, read before the spool file passes to the store."""
-    with path.open("rb") as f:
+    with open(path, "rb") as f:
         return f.read(SNIFF_BYTES)
 
 
-def _put_spooled(blobs: BlobStore, path: Path, key: str) -> None:
+def _put_spooled(blobs: BlobStore, path: str, key: str) -> None:
     """The spool file passes to the store (a local store renames it: no copy)."""
     blobs.put_file(key, path)
 

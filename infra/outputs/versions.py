@@ -22,7 +22,6 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Protocol
 
 from extraction.buffers.store import append_separator, appended_content_type
@@ -92,7 +91,7 @@ class BytesSource:
 
 class FileSource:
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = os.fspath(path)  # not a `Path`: its request-unique name would be interned (api/ingest.py)
 
     def blocks(self, block_size: int) -> Iterator[bytes]:
         with open(self.path, "rb") as file:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from infra.blobstore import LocalBlobStore, validate_key
 from infra.errors import BackendUnavailable, InvalidKey
+from tests.fixtures.interning import interned_strings
 
 
 @pytest.fixture()
@@ -126,24 +127,12 @@ def test_a_blob_key_is_never_interned(store: LocalBlobStore) -> None:
     """A key's parts are request-unique (session ids, handles): interned, they grow the table CPython keeps of every
     identifier, and a worker's RSS steps up by 3.8 MB when a busy moment makes it double (`bench/profiles/interned.py`).
     Every operation of the store on a fresh key leaves `sys.intern` uncalled (pathlib calls it for each part)."""
-    import sys
-
-    interned: list[str] = []
-    real = sys.intern
-
-    def watching(text: str) -> str:
-        interned.append(text)
-        return real(text)
-
     key, prefix = "sessions/4c1f0d2b9e7a/0a9b8c7d6e5f", "sessions/4c1f0d2b9e7a/"
-    sys.intern = watching
-    try:
+    with interned_strings() as interned:
         store.put_bytes(key, b"body")
         assert store.exists(key) and store.size(key) == 4 and store.read_range(key, 1, 3) == b"od"
         assert b"".join(store.iter_range(key)) == b"body"
         store.delete(key)
         store.put_bytes(key, b"again")
         assert store.delete_prefix(prefix) == 1
-    finally:
-        sys.intern = real
     assert not [text for text in interned if "4c1f0d2b9e7a" in text or "0a9b8c7d6e5f" in text], interned
