@@ -187,6 +187,17 @@ def slopes(samples: Sequence[Any], since: float, until: float) -> dict[str, floa
     return {name: round(mb, 3) for name, mb in found.items()}
 
 
+def rss_growth(warm: Any, end: Any) -> dict[str, float]:
+    """MB gained from the sample `warm` to the sample `end`, named as `slopes` names them: a worker alone, and with
+    its children (`+children`, which says more about the sandboxes alive at each instant than about growth)."""
+    found = {"api": end.api_mb - warm.api_mb}
+    for i, (before, after) in enumerate(zip(warm.workers_mb, end.workers_mb, strict=True)):
+        if warm.workers_own_mb and end.workers_own_mb:
+            found[f"worker-{i + 1}"] = end.workers_own_mb[i] - warm.workers_own_mb[i]
+        found[f"worker-{i + 1}+children"] = after - before
+    return found
+
+
 def leftovers(client: redis.Redis, left: Iterable[str], owners: set[str]) -> dict[str, list[str]]:
     """The keys left behind, split: never expiring, expiring but of a deleted session or output, the rest."""
     names = sorted(left)

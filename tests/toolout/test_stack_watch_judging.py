@@ -16,6 +16,7 @@ from toolout.stack_watch import (
     leftovers,
     memory_parts,
     own_rss_mb,
+    rss_growth,
     rss_mb,
     slope_mb_per_minute,
     slopes,
@@ -49,6 +50,15 @@ def test_slopes_judge_the_window_after_warm_up_and_each_worker_alone() -> None:
     assert found["worker-1"] == pytest.approx(0.5, abs=0.001)
     assert "worker-1+children" in found
     assert slopes([], since=0, until=60) == {"api": 0.0}
+
+
+def test_growth_is_a_worker_alone_and_with_its_children_apart() -> None:
+    """The seventh soak hour printed -424 MB for a worker that grew +2.4: its children had ended by the last sample."""
+    warm, end = Sample(600, 393.3, [840.0], [332.0]), Sample(3600, 394.4, [415.9], [334.4])
+    found = rss_growth(warm, end)
+    assert found["api"] == pytest.approx(1.1) and found["worker-1"] == pytest.approx(2.4)
+    assert found["worker-1+children"] == pytest.approx(-424.1)
+    assert rss_growth(Sample(0, 1, [5.0], []), Sample(60, 2, [7.0], [])) == {"api": 1, "worker-1+children": 2.0}
 
 
 def test_leftovers_split_keys_without_a_ttl_from_those_of_deleted_sessions(redis_client) -> None:
