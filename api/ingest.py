@@ -28,6 +28,7 @@ from starlette.requests import ClientDisconnect
 from extraction.documents.lines import LineIndex
 from extraction.documents.stats import Measured
 from extraction.errors import InvalidInput, PayloadTooLarge
+from infra.blobstore.base import unlink_quietly
 from infra.outputs.versions import Known, Meter
 from infra.settings import Settings
 
@@ -53,7 +54,7 @@ class Spooled:
             return file.read()
 
     def remove(self) -> None:
-        remove_file(self.path)
+        unlink_quietly(self.path)
 
     @property
     def measured(self) -> Measured:
@@ -66,11 +67,6 @@ class Spooled:
     @property
     def chars(self) -> int:
         return self.known.chars or 0
-
-
-def remove_file(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
 
 
 def spool_dir(settings: Settings) -> Path:
@@ -131,7 +127,7 @@ async def spool(stream: AsyncIterator[bytes], *, directory: Path, limit: int, en
                 raise InvalidInput("the request body is empty: send the tool output as the body")
             known = await run_in_threadpool(sink.finish)
     except BaseException:
-        remove_file(path)
+        unlink_quietly(path)
         raise
     return Spooled(path=path, size=size, known=known)
 

@@ -7,6 +7,7 @@ one the local store can turn into a path without escaping its root, and one S3 s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -151,6 +152,12 @@ def source_size(path: str | os.PathLike[str]) -> int:
     if not stat.S_ISREG(info.st_mode):
         raise InvalidInput(f"put_file: {os.fspath(path)} is not a regular file", path=os.fspath(path))
     return info.st_size
+
+
+def unlink_quietly(path: str) -> None:
+    """Remove a file that may be gone already (a spool file the store took, a temp file never renamed)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def block_ranges(start: int, end: int, block_size: int) -> Iterator[tuple[int, int]]:

@@ -28,6 +28,7 @@ from infra.blobstore.base import (
     clip_range,
     is_valid_segment,
     source_size,
+    unlink_quietly,
     validate_key,
     validate_prefix,
 )
@@ -97,7 +98,7 @@ class LocalBlobStore:
             with _os_errors(path):
                 os.replace(tmp, path)
         except BaseException:
-            _unlink_quietly(tmp)
+            unlink_quietly(tmp)
             raise
         return written
 
@@ -228,20 +229,15 @@ def _fsync_path(path: str) -> None:
 def _remove_entry(entry: os.DirEntry[str]) -> int:
     """Delete a file or a whole subtree; temp files go too (a writer that died left them) but do not count."""
     if not entry.is_dir(follow_symlinks=False):
-        _unlink_quietly(entry.path)
+        unlink_quietly(entry.path)
         return int(is_valid_segment(entry.name))
     count = 0
     for folder, _dirs, files in os.walk(entry.path, topdown=False):
         for name in files:
-            _unlink_quietly(os.path.join(folder, name))
+            unlink_quietly(os.path.join(folder, name))
             count += is_valid_segment(name)
         _rmdir_quietly(folder)
     return count
-
-
-def _unlink_quietly(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
 
 
 def _rmdir_quietly(path: str) -> None:
