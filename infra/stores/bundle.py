@@ -14,8 +14,8 @@ from infra.llm.ratelimit import MemoryRateLimiter, RateLimiter
 from infra.query.loaded_forms import LoadedForms, MemoryLoadedForms
 from infra.stores.apikeys import ApiKeyStore
 from infra.stores.idempotency import IdempotencyStore
-from infra.stores.jobs import JobStore
-from infra.stores.records import RecordStore
+from infra.stores.jobs import JobStores
+from infra.stores.records import RecordStores
 from infra.stores.resultcache import ResultCache
 
 EndListener = Callable[[str], None]
@@ -26,8 +26,8 @@ EndListener = Callable[[str], None]
 class Stores:
     """The state a process works on; `ping` checks the state backend, `close` releases it."""
 
-    records: RecordStore
-    jobs: JobStore
+    records: RecordStores
+    jobs: JobStores
     api_keys: ApiKeyStore
     idempotency: IdempotencyStore
     cache: ResultCache

@@ -12,7 +12,8 @@ second job. The rules:
 * the caller stores only successful responses: after an error it releases the lock, so a retry
   runs again rather than replaying a 503 or a 429 for a day.
 
-The client's key is stored as its sha256, so its characters never shape a Redis key name.
+The client's key is stored as its sha256, so its characters never shape a Redis key name. A kept response is
+noted under the session it belongs to (`own`), and deleting the session or the output it names removes it.
 """
 
 from __future__ import annotations
@@ -89,6 +90,16 @@ class IdempotencyStore(Protocol):
 
     def release(self, lease: Lease) -> None:
         """Drop the lock without storing anything: the next request with the key runs afresh."""
+        ...
+
+    def own(self, lease: Lease, session_id: str, handle: str | None) -> None:
+        """Note that the kept response belongs to the session and names `handle`, so deleting either removes it
+        (a replay must never answer with a handle or a job that is gone)."""
+        ...
+
+    def forget_owned(self, tenant: str, session_id: str, handle: str | None = None) -> int:
+        """Remove the kept responses of the session's keys (only those naming `handle`, when given) and their
+        note; returns how many went."""
         ...
 
     # --- the rules ----------------------------------------------------------------------------

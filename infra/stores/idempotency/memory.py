@@ -20,6 +20,7 @@ class MemoryIdempotencyStore(IdempotencyStore):
         self._ttl, self._lock_ttl, self._clock = ttl_seconds, lock_ttl_seconds, clock
         self._responses: dict[tuple[str, str], _Entry] = {}
         self._locks: dict[tuple[str, str], _Entry] = {}
+        self._owned: dict[str, dict[str, str]] = {}
         self._mutex = threading.Lock()
 
     def stored_response(self, tenant: str, digest: str) -> StoredResponse | None:
@@ -47,6 +48,22 @@ class MemoryIdempotencyStore(IdempotencyStore):
     def release(self, lease: Lease) -> None:
         with self._mutex:
             self._drop_lock(lease)
+
+    def own(self, lease: Lease, session_id: str, handle: str | None) -> None:
+        with self._mutex:
+            self._owned.setdefault(session_id, {})[lease.digest] = handle or ""
+
+    def forget_owned(self, tenant: str, session_id: str, handle: str | None = None) -> int:
+        with self._mutex:
+            noted = self._owned.get(session_id, {})
+            digests = [digest for digest, named in noted.items() if handle is None or named == handle]
+            for digest in digests:
+                self._responses.pop((tenant, digest), None)
+                self._locks.pop((tenant, digest), None)
+                del noted[digest]
+            if not noted:
+                self._owned.pop(session_id, None)
+        return len(digests)
 
     def _drop_lock(self, lease: Lease) -> None:
         if self._live(self._locks, _slot(lease)) == lease.lock_value:

@@ -7,7 +7,7 @@ import json
 import redis
 
 from infra.redis import keys
-from infra.redis.client import redis_errors, text
+from infra.redis.client import redis_errors, text, text_map
 from infra.redis.lua import lua_source
 from infra.stores.idempotency.base import LOCK_TTL_SECONDS, IdempotencyStore, Lease, StoredResponse, response_record
 
@@ -42,6 +42,31 @@ class RedisIdempotencyStore(IdempotencyStore):
     def release(self, lease: Lease) -> None:
         with redis_errors():
             self._release(keys=[_lock_key(lease)], args=[lease.lock_value])
+
+    def own(self, lease: Lease, session_id: str, handle: str | None) -> None:
+        """The note lives on the session's tag and expires with the longest-lived key it lists."""
+        owned = keys.session_idempotency(session_id)
+        with redis_errors():
+            pipe = self._r.pipeline(transaction=True)
+            pipe.hset(owned, lease.digest, handle or "")
+            pipe.expire(owned, self._ttl)
+            pipe.execute()
+
+    def forget_owned(self, tenant: str, session_id: str, handle: str | None = None) -> int:
+        """One DEL per kept response (each on its own tag), then the note's fields."""
+        owned = keys.session_idempotency(session_id)
+        with redis_errors():
+            noted = text_map(self._r.hgetall(owned))
+            digests = [digest for digest, named in noted.items() if handle is None or named == handle]
+            if not digests:
+                return 0
+            pipe = self._r.pipeline(transaction=False)
+            for digest in digests:
+                pipe.delete(keys.idempotency(tenant, digest))
+                pipe.delete(keys.idempotency_lock(tenant, digest))
+            pipe.hdel(owned, *digests)
+            pipe.execute()
+        return len(digests)
 
 
 def _lock_key(lease: Lease) -> str:

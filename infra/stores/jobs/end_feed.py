@@ -1,6 +1,6 @@
 """The feed of ended job ids from Redis: one subscriber thread per process, however many requests wait.
 
-`finish.lua` publishes each job id on `keys.JOBS_ENDED` as the job ends. Pub/sub delivers nothing
+`finish.lua` publishes each job id on `keys.jobs_ended` as the job ends. Pub/sub delivers nothing
 sent while the subscriber is disconnected, so waiters keep re-reading their job now and then
 (`api.routers.extractions`); the feed only makes the common case immediate. Channels are not per
 database: a process may hear the ends of jobs in another database, which wakes no one (no watch has
@@ -53,7 +53,7 @@ class RedisEndFeed:
 
     def _listen(self) -> None:
         with self._client.pubsub(ignore_subscribe_messages=True) as pubsub:  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
-            pubsub.subscribe(keys.JOBS_ENDED)
+            pubsub.subscribe(keys.jobs_ended(self._client))
             pubsub.get_message(timeout=1.0)  # the subscription's confirmation: we now hear every end
             self.subscribed.set()
             while not self._stopped.is_set():

@@ -1,8 +1,8 @@
 """Wake a long poll the moment its job ends, instead of when its next re-read comes round.
 
-`GET /v1/extractions/{id}?wait=N` (what every SDK `wait` uses) used to re-read the job every 100 ms, so a
-waiting client learned of the end 50 ms late on average and the API spent a Redis round trip per
-waiter ten times a second. Now the job store announces each end (`finish.lua` PUBLISHes the job id;
+`GET /v1/extractions/{id}?wait=N` (what every SDK `wait` uses) would otherwise re-read the job over and over, so a
+waiting client learns of the end late and the API spends a Redis round trip per waiter per re-read.
+Instead the job store announces each end (`finish.lua` PUBLISHes the job id;
 the in-memory twin calls its finish listeners) and `JobEnds` wakes the requests watching that id. The
 slow re-read stays as the fallback for an announcement missed while the feed reconnects.
 """

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from extraction.evidence.model import EvidenceItem, UnreadRange
 from extraction.protocols import Usage
 from extraction.strategies.coverage import FailedRange
 from extraction.texts.nonce import new_nonce
@@ -61,6 +62,10 @@ class JobRecord(BaseModel):
     view: str = Field(
         "text", description="what the job reads of an HTML output: its text view (text) or the markup (raw)"
     )
+    redact: bool = Field(True, description="whether the job reads the output's redacted view (docs/privacy.md)")
+    redactions: dict[str, int] = Field(
+        default_factory=dict, description="secrets replaced in what the job read, by kind"
+    )
     status: JobStatus = JobStatus.QUEUED
     mode_used: str | None = None
     routing_reason: str | None = None
@@ -94,6 +99,14 @@ class JobRecord(BaseModel):
         0, description="query strategy: bytes read from the blob store to open them (Parquet, or the raw output)"
     )
     queries: list[str] = Field(default_factory=list, description="query strategy: the SQL the sub-agent ran, in order")
+    evidence: list[EvidenceItem] = Field(
+        default_factory=list,
+        description="where the answer came from: cited line ranges with their quotes, each checked (`verified`) "
+        "against the stored output, and the SQL and rows behind a query answer",
+    )
+    unread: list[UnreadRange] = Field(
+        default_factory=list, description="a partial answer: the line and byte ranges it did not read"
+    )
     usage: Usage = Field(default_factory=Usage)
     created_at: float = Field(default_factory=time.time)
     started_at: float | None = None

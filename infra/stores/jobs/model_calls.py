@@ -22,8 +22,8 @@ JOB_FIELD = "model_usage"
 
 @dataclass(frozen=True)
 class ModelCall:
-    """One model call as `JobStore.count_model_call` counts it. A map's gate keeps its calls until the map
-    records its output, so that the count rides in the same round trip (`record_chunk_and_settle`)."""
+    """One model call as `JobAccounting.count_model_call` counts it. A map's gate keeps its calls until the map
+    records its output, so that the count rides in the same round trip (`JobFanIn.record_chunk_and_settle`)."""
 
     stage: str
     model: str

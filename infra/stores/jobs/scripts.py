@@ -4,11 +4,13 @@ Every field, status and usage name a script uses comes from `JobRecord`, `Usage`
 the header built here (`F.status`, `STATUS.running`, `ENDED[status]`, `USAGE_COUNTS`), so renaming a
 model field renames it in every script at once; `tests/infra/stores/test_lua_names.py` checks that no
 script spells such a name out itself. The helpers every script shares (is the job still live, count
-usage on the job and in the totals) are in `lua/_prelude.lua`.
+usage on the job and in the totals) are in `lua/_prelude.lua`; each part of the store keeps its own scripts
+in its own `lua/` folder (`ScriptSet`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
 from extraction.protocols import Usage
@@ -23,26 +25,20 @@ USAGE_COUNTS = [name for name, info in Usage.model_fields.items() if info.annota
 """The integer counters of `Usage`, in the order the scripts take them (the cost follows)."""
 USAGE_COST = "cost_usd"
 
-SCRIPTS = (
-    "admit",
-    "create",
-    "finish",
-    "record_part",
-    "record_failure",
-    "update_live",
-    "reserve_call",
-    "retry_overdue",
-    "add_usage",
-    "settle_level",
-    "add_progress",
-    "add_owned",
-    "count_model_call",
-    "note_waiting",
-    "count_start",
-    "add_trace",
-    "reserve_hedge",
-    "count_hedges",
-)
+JOBS_PACKAGE = "infra.stores.jobs"
+"""Where the prelude every part's scripts share lives, with the scripts more than one part runs."""
+
+
+@dataclass(frozen=True)
+class ScriptSet:
+    """The scripts of one part of the job store: `<package>/lua/<name>.lua` for each of `names`."""
+
+    package: str
+    names: tuple[str, ...]
+
+
+SHARED_SCRIPTS = ScriptSet(JOBS_PACKAGE, ("add_owned",))
+"""Scripts more than one part runs (the fan-in's expected parts and the tasks' ids both use `add_owned`)."""
 
 
 @cache
@@ -62,9 +58,9 @@ def names_header() -> str:
     )
 
 
-def script_source(name: str) -> str:
-    """What Redis runs for the job script `name`: the names, the prelude, the script."""
-    return lua_source("infra.stores.jobs", name, names_header())
+def script_source(package: str, name: str) -> str:
+    """What Redis runs for the job script `name` of `package`: the names, the shared prelude, the script."""
+    return lua_source(package, name, names_header(), prelude_from=JOBS_PACKAGE)
 
 
 def usage_args(usage: Usage) -> list[str | int]:

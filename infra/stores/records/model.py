@@ -21,6 +21,9 @@ class SessionRecord(BaseModel):
     tenant: str = DEFAULT_TENANT
     created_at: float
     last_used_at: float
+    expires_at: float | None = Field(
+        None, description="when the session and everything in it is deleted (unix seconds); None: only when idle"
+    )
 
 
 class Space(StrEnum):
@@ -48,6 +51,15 @@ class TextView(BaseModel):
     chars: int | None = None
     inline: bytes | None = None
     seconds: float = Field(0.0, ge=0, description="how long deriving it took")
+
+
+class Redaction(BaseModel):
+    """The output as models are shown it: every credential replaced by `[REDACTED:<kind>]`
+    (`infra.outputs.redacted`). Present only when the store found one; the stored bytes stay as uploaded."""
+
+    ruleset: str = Field(description="the rule set that found them (infra.privacy.rules.RULESET)")
+    counts: dict[str, int] = Field(description="secrets replaced, by kind")
+    view: TextView = Field(description="the redacted content (an HTML output's: its text view, redacted)")
 
 
 class OutputRecord(BaseModel):
@@ -82,6 +94,10 @@ class OutputRecord(BaseModel):
     inline: bytes | None = Field(None, description="the content itself when small (then no blob exists)")
     kind: str = Field("text", description="text, json, html, xhtml or binary (extraction.documents.kinds)")
     text_view: TextView | None = Field(None, description="an HTML output's readable text, read instead of it")
+    expires_at: float | None = Field(
+        None, description="when this output and all derived from it is deleted (unix seconds); None: with its session"
+    )
+    redaction: Redaction | None = Field(None, description="the content with its secrets replaced, read by models")
 
     @property
     def written_at(self) -> float:
@@ -94,6 +110,11 @@ class OutputRecord(BaseModel):
     def alias(self, space: Space) -> str | None:
         """The name or path this version was written under, in `space`."""
         return self.name if space is Space.VARIABLE else self.path
+
+
+def expired(expires_at: float | None, now: float) -> bool:
+    """Whether a retention deadline has passed: an expired session or output reads as gone before the sweep."""
+    return expires_at is not None and expires_at <= now
 
 
 def blob_key(session_id: str, handle: str) -> str:

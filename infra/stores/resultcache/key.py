@@ -21,6 +21,7 @@ ANSWER_SETTINGS = (
     "agent_max_turns",
     "agent_max_tool_calls_per_turn",
     "agent_max_total_tokens",
+    "evidence",
 )
 """Settings that change a successful answer: the chunk plan (window, output reservation, tokenizer,
 overlap), the route auto picks, and what the read-grep sub-agent may do. Settings that only decide
@@ -65,7 +66,7 @@ def models_in_key(settings: Settings, requested: str | None) -> str:
 
 @lru_cache(maxsize=8)
 def _prompt_version(parameters: str) -> str:
-    """Rendering and hashing every prompt takes ~1 ms: once per configuration is enough."""
+    """Rendering and hashing every prompt is not free: once per configuration is enough."""
     return prompt_version(json.loads(parameters))
 
 

@@ -52,6 +52,8 @@ def answered_from(source: JobRecord, job: JobRecord) -> JobRecord:
             "reduce_tree": source.reduce_tree,
             "result": rewrite(source.result or ""),
             "report": report,
+            "evidence": source.evidence,
+            "unread": source.unread,
             "usage": Usage(),
             "started_at": now,
             "finished_at": now,

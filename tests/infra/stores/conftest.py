@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 import redis
 
+from extraction.documents.stats import measure
+from extraction.strategies.coverage import FailedRange
 from infra.stores.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
 from infra.stores.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
-from infra.stores.jobs import JobStore, MemoryJobStore, RedisJobStore
-from infra.stores.records import MemoryRecordStore, RecordStore, RedisRecordStore
+from infra.stores.jobs import JobRecord, JobStores, memory_job_stores, redis_job_stores
+from infra.stores.records import OutputRecord, RecordStores, blob_key, memory_record_stores, new_id, redis_record_stores
 from infra.stores.resultcache import MemoryResultCache, RedisResultCache, ResultCache
 
 KINDS = ["memory", pytest.param("redis", marks=[pytest.mark.redis, pytest.mark.integration])]
@@ -82,10 +84,22 @@ def _client(clock: Clock) -> Any:
 
 
 @pytest.fixture()
-def jobs(kind: str, clock: Clock) -> JobStore:
+def jobs(kind: str, clock: Clock) -> JobStores:
     if kind == "memory":
-        return MemoryJobStore(ttl_seconds=600, deadline_seconds=60, clock=clock)
-    return RedisJobStore(_client(clock), ttl_seconds=600, deadline_seconds=60, clock=clock)
+        return memory_job_stores(ttl_seconds=600, deadline_seconds=60, clock=clock)
+    return redis_job_stores(_client(clock), ttl_seconds=600, deadline_seconds=60, clock=clock)
+
+
+def new_job(jobs: JobStores, job_id: str = "j1", *, tenant: str = "dev", max_live: int = 0, **fields) -> JobRecord:
+    """A queued job written through the records part, which every part's contract starts from."""
+    record = JobRecord(
+        id=job_id, session_id="s1", tenant=tenant, handle="h1", extract="errors", nonce="abc123", **fields
+    )
+    return jobs.records.create(record, max_live=max_live)
+
+
+def chunk_failure(index: int, reason: str = "no valid final report after 2 attempt(s)") -> FailedRange:
+    return FailedRange(level=0, index=index, chunks=[index], start=index * 100, end=index * 100 + 110, reason=reason)
 
 
 SMALL_TRACE_BOUND = 1200
@@ -93,19 +107,40 @@ SMALL_TRACE_BOUND = 1200
 
 
 @pytest.fixture()
-def small_trace_jobs(kind: str, clock: Clock) -> JobStore:
+def small_trace_jobs(kind: str, clock: Clock) -> JobStores:
     if kind == "memory":
-        return MemoryJobStore(ttl_seconds=600, deadline_seconds=60, clock=clock, trace_max_bytes=SMALL_TRACE_BOUND)
-    return RedisJobStore(
+        return memory_job_stores(ttl_seconds=600, deadline_seconds=60, clock=clock, trace_max_bytes=SMALL_TRACE_BOUND)
+    return redis_job_stores(
         _client(clock), ttl_seconds=600, deadline_seconds=60, clock=clock, trace_max_bytes=SMALL_TRACE_BOUND
     )
 
 
+def output(session_id: str, tenant: str = "dev") -> OutputRecord:
+    """An output record of `session_id` (no blob behind it: the record store keeps records only)."""
+    handle = new_id()
+    key = blob_key(session_id, handle)
+    return OutputRecord(
+        handle=handle,
+        session_id=session_id,
+        tenant=tenant,
+        tool_name="search",
+        tool_args='{"q": "x"}',
+        stats=measure([b"a\nb\n"]).stats,
+        blob_key=key,
+        index_key=f"{key}.tokidx",
+        lines_key=f"{key}.lines",
+    )
+
+
+def named(session_id: str, name: str, tenant: str = "dev") -> OutputRecord:
+    return output(session_id, tenant).model_copy(update={"name": name})
+
+
 @pytest.fixture()
-def records(kind: str, clock: Clock) -> RecordStore:
+def records(kind: str, clock: Clock) -> RecordStores:
     if kind == "memory":
-        return MemoryRecordStore(session_ttl_seconds=600, clock=clock)
-    return RedisRecordStore(_client(clock), session_ttl_seconds=600, clock=clock)
+        return memory_record_stores(session_ttl_seconds=600, clock=clock)
+    return redis_record_stores(_client(clock), session_ttl_seconds=600, clock=clock)
 
 
 @pytest.fixture()

@@ -80,3 +80,24 @@ def test_the_first_completion_wins_and_a_stale_lease_cannot_drop_a_new_lock(make
 def test_fingerprints_separate_their_parts() -> None:
     assert fingerprint("ab", "c") != fingerprint("a", "bc")
     assert fingerprint("POST", b"body") == fingerprint("POST", "body")
+
+
+def test_a_sessions_kept_responses_go_with_it_or_with_the_output_they_name(store: IdempotencyStore) -> None:
+    for key, handle in (("upload-a", "h-a"), ("job-on-a", "h-a"), ("upload-b", "h-b")):
+        lease = store.begin("acme", key, "fp")
+        assert isinstance(lease, Lease)
+        store.complete(lease, RESPONSE)
+        store.own(lease, "s1", handle)
+    other = store.begin("acme", "elsewhere", "fp")
+    assert isinstance(other, Lease)
+    store.complete(other, RESPONSE)
+    store.own(other, "s2", None)
+
+    assert store.forget_owned("acme", "s1", "h-a") == 2
+    assert isinstance(store.begin("acme", "upload-a", "a new request may use the key"), Lease)
+    assert isinstance(store.begin("acme", "job-on-a", "so may this one"), Lease)
+    assert isinstance(store.begin("acme", "upload-b", "fp"), StoredResponse), "another output's replay stays"
+    assert store.forget_owned("acme", "s1") == 1
+    assert isinstance(store.begin("acme", "upload-b", "fp"), Lease)
+    assert isinstance(store.begin("acme", "elsewhere", "fp"), StoredResponse), "another session's replay stays"
+    assert store.forget_owned("acme", "s1") == 0

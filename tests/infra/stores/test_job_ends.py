@@ -80,7 +80,7 @@ def stores(request: pytest.FixtureRequest) -> Any:
 
 
 def _job(stores: Stores, job_id: str) -> None:
-    stores.jobs.create(JobRecord(id=job_id, session_id="s", tenant="dev", handle="h", extract="e", nonce="n"))
+    stores.jobs.records.create(JobRecord(id=job_id, session_id="s", tenant="dev", handle="h", extract="e", nonce="n"))
 
 
 def test_every_store_announces_each_end_once_to_its_followers_until_they_stop(stores: Stores) -> None:
@@ -89,13 +89,13 @@ def test_every_store_announces_each_end_once_to_its_followers_until_they_stop(st
     _wait_until_subscribed(stop)
     for job_id in ("j1", "j2"):
         _job(stores, job_id)
-    stores.jobs.finish("j1", JobStatus.SUCCEEDED, result="ok")
-    stores.jobs.finish("j1", JobStatus.FAILED, error="late twin")  # not an end: the job had ended
-    stores.jobs.cancel("j2")
+    stores.jobs.records.finish("j1", JobStatus.SUCCEEDED, result="ok")
+    stores.jobs.records.finish("j1", JobStatus.FAILED, error="late twin")  # not an end: the job had ended
+    stores.jobs.records.cancel("j2")
     assert [heard.get(timeout=LONG), heard.get(timeout=LONG)] == ["j1", "j2"]
     stop()
     _job(stores, "j3")
-    stores.jobs.finish("j3", JobStatus.SUCCEEDED, result="ok")
+    stores.jobs.records.finish("j3", JobStatus.SUCCEEDED, result="ok")
     with pytest.raises(queue.Empty):
         heard.get(timeout=0.3)
 
@@ -117,3 +117,27 @@ def test_waking_a_watch_whose_request_already_ended_is_harmless() -> None:
             return watch
 
     asyncio.run(main()).wake()  # its loop is closed now: nothing to set, nothing raised
+
+
+@pytest.mark.redis
+@pytest.mark.integration
+def test_stores_on_two_databases_of_one_server_hear_only_their_own_ends(redis_url: str, redis_client: Any) -> None:
+    """Pub/sub is server-wide: two deployments sharing a Redis on two databases must not wake each other's waiters."""
+    other_url = redis_url.rsplit("/", 1)[0] + "/" + str((int(redis_url.rsplit("/", 1)[1]) + 1) % 16)
+    ours, theirs = (redis_stores(api_settings(url, "memory://"), None) for url in (redis_url, other_url))  # type: ignore[arg-type]
+    heard: dict[str, queue.Queue[str]] = {"ours": queue.Queue(), "theirs": queue.Queue()}
+    stops = [ours.follow_ends(heard["ours"].put), theirs.follow_ends(heard["theirs"].put)]
+    try:
+        for stop in stops:
+            _wait_until_subscribed(stop)
+        _job(ours, "ends-ours")
+        ours.jobs.records.finish("ends-ours", JobStatus.SUCCEEDED, result="ok")
+        assert heard["ours"].get(timeout=LONG) == "ends-ours"
+        with pytest.raises(queue.Empty):
+            heard["theirs"].get(timeout=0.5)
+    finally:
+        for stop in stops:
+            stop()
+        ours.jobs.records.delete("ends-ours")
+        ours.close()
+        theirs.close()

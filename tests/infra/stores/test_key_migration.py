@@ -24,7 +24,7 @@ from infra.outputs.versions import BytesSource
 from infra.redis import keys
 from infra.stores.idempotency import RedisIdempotencyStore
 from infra.stores.key_migration import migrate, new_name
-from infra.stores.records import MemoryRecordStore, OutputRecord, RedisRecordStore, Space
+from infra.stores.records import OutputRecord, Space, memory_record_stores, redis_record_stores
 from toolout.cli import app as cli
 
 CONFIG = {"limits": {"rps": 40}, "name": "edge"}
@@ -49,8 +49,8 @@ def blob_writer(blobs: MemoryBlobStore, data: bytes) -> Callable[[str], None]:
 
 def stored_config() -> OldSession:
     """Two versions of the variable `cfg` (the first retired), stored inline the way the service stores them."""
-    records, blobs = MemoryRecordStore(session_ttl_seconds=600), MemoryBlobStore()
-    session = records.create_session("acme")
+    records, blobs = memory_record_stores(session_ttl_seconds=600), MemoryBlobStore()
+    session = records.sessions.create_session("acme")
     versions = []
     for value in ({"limits": {"rps": 10}}, CONFIG):
         data = json.dumps(value).encode()
@@ -66,7 +66,7 @@ def stored_config() -> OldSession:
             options=WriteOptions(inline_max_bytes=1 << 20),
             source=BytesSource(data),
         )
-        versions.append(records.get_output(str(records.alias(session.id, Space.VARIABLE, "cfg")), "acme"))
+        versions.append(records.outputs.get_output(str(records.names.alias(session.id, Space.VARIABLE, "cfg")), "acme"))
     return OldSession(session.id, *versions)
 
 
@@ -98,15 +98,15 @@ def test_an_old_sessions_variables_resolve_after_the_migration(redis_client: red
     done = migrate(redis_client)
 
     assert (done.renamed, done.indexed, done.taken, done.unknown) == (RENAMED, 3, [], [])
-    records = RedisRecordStore(redis_client, session_ttl_seconds=600)
-    session = records.get_session(old.id, "acme")
+    records = redis_record_stores(redis_client, session_ttl_seconds=600)
+    session = records.sessions.get_session(old.id, "acme")
     variables = SessionVariables(records, MemoryBlobStore(), session, block_size=4096)
     assert resolve({"rps": "$cfg.limits.rps", "name": "$cfg.name"}, variables).value == {"rps": 40, "name": "edge"}
-    assert records.alias(old.id, Space.FILE, "out/cfg.json") == current.handle
-    assert records.next_count(old.id, "fetch_config") == 4
-    assert records.chunk_plan(current, "k") == "[[0, 10, 4]]"
-    assert [record.handle for record in records.retired_outputs(before=now)] == [retired.handle]
-    assert records.session_handles(old.id) == sorted([retired.handle, current.handle])
+    assert records.names.alias(old.id, Space.FILE, "out/cfg.json") == current.handle
+    assert records.names.next_count(old.id, "fetch_config") == 4
+    assert records.plans.chunk_plan(current, "k") == "[[0, 10, 4]]"
+    assert [record.handle for record in records.retention.retired_outputs(before=now)] == [retired.handle]
+    assert records.sessions.session_handles(old.id) == sorted([retired.handle, current.handle])
 
 
 def test_ttls_survive_and_the_sweeper_finds_migrated_sessions(redis_client: redis.Redis) -> None:
@@ -118,8 +118,8 @@ def test_ttls_survive_and_the_sweeper_finds_migrated_sessions(redis_client: redi
     assert 400 < redis_client.ttl(response) <= 500 and 0 < redis_client.ttl(f"{response}:lock") <= 30
     stored = RedisIdempotencyStore(redis_client, ttl_seconds=60).stored_response("acme", "ab12")
     assert stored is not None and stored.status == 202
-    later = RedisRecordStore(redis_client, session_ttl_seconds=600, clock=lambda: now + 600)
-    assert later.idle_sessions() == ["other-session", old.id]  # oldest first, across slots
+    later = redis_record_stores(redis_client, session_ttl_seconds=600, clock=lambda: now + 600)
+    assert later.retention.idle_sessions() == ["other-session", old.id]  # oldest first, across slots
 
 
 def test_nothing_is_left_under_an_old_name_and_a_second_run_is_a_no_op(redis_client: redis.Redis) -> None:

@@ -8,22 +8,56 @@ This compares signatures directly, for every method of every store family, so no
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from typing import Any
 
 import pytest
 
+import infra.stores
 from extraction.protocols import BlobReader
 from infra.blobstore import BlobStore, LocalBlobStore, MemoryBlobStore, S3BlobStore
 from infra.stores.apikeys import ApiKeyStore, MemoryApiKeyStore, RedisApiKeyStore
 from infra.stores.idempotency import IdempotencyStore, MemoryIdempotencyStore, RedisIdempotencyStore
-from infra.stores.jobs import JobStore, MemoryJobStore, RedisJobStore
-from infra.stores.records import MemoryRecordStore, RecordStore, RedisRecordStore
+from infra.stores.jobs import JobAccounting, JobFanIn, JobRecords, JobTasks, JobTraces, JobWatch
+from infra.stores.jobs.accounting.memory import MemoryJobAccounting
+from infra.stores.jobs.accounting.redis import RedisJobAccounting
+from infra.stores.jobs.fanin.memory import MemoryJobFanIn
+from infra.stores.jobs.fanin.redis import RedisJobFanIn
+from infra.stores.jobs.records.memory import MemoryJobRecords
+from infra.stores.jobs.records.redis import RedisJobRecords
+from infra.stores.jobs.tasks.memory import MemoryJobTasks
+from infra.stores.jobs.tasks.redis import RedisJobTasks
+from infra.stores.jobs.traces.memory import MemoryJobTraces
+from infra.stores.jobs.traces.redis import RedisJobTraces
+from infra.stores.jobs.watch.memory import MemoryJobWatch
+from infra.stores.jobs.watch.redis import RedisJobWatch
+from infra.stores.records import RecordNames, RecordOutputs, RecordPlans, RecordRetention, RecordSessions
+from infra.stores.records.names.memory import MemoryRecordNames
+from infra.stores.records.names.redis import RedisRecordNames
+from infra.stores.records.outputs.memory import MemoryRecordOutputs
+from infra.stores.records.outputs.redis import RedisRecordOutputs
+from infra.stores.records.plans.memory import MemoryRecordPlans
+from infra.stores.records.plans.redis import RedisRecordPlans
+from infra.stores.records.retention.memory import MemoryRecordRetention
+from infra.stores.records.retention.redis import RedisRecordRetention
+from infra.stores.records.sessions.memory import MemoryRecordSessions
+from infra.stores.records.sessions.redis import RedisRecordSessions
 from infra.stores.resultcache import MemoryResultCache, RedisResultCache, ResultCache
 
 FAMILIES: dict[type, list[type]] = {
-    JobStore: [RedisJobStore, MemoryJobStore],
-    RecordStore: [RedisRecordStore, MemoryRecordStore],
+    JobRecords: [RedisJobRecords, MemoryJobRecords],
+    JobFanIn: [RedisJobFanIn, MemoryJobFanIn],
+    JobAccounting: [RedisJobAccounting, MemoryJobAccounting],
+    JobTraces: [RedisJobTraces, MemoryJobTraces],
+    JobWatch: [RedisJobWatch, MemoryJobWatch],
+    JobTasks: [RedisJobTasks, MemoryJobTasks],
+    RecordSessions: [RedisRecordSessions, MemoryRecordSessions],
+    RecordOutputs: [RedisRecordOutputs, MemoryRecordOutputs],
+    RecordNames: [RedisRecordNames, MemoryRecordNames],
+    RecordPlans: [RedisRecordPlans, MemoryRecordPlans],
+    RecordRetention: [RedisRecordRetention, MemoryRecordRetention],
     ApiKeyStore: [RedisApiKeyStore, MemoryApiKeyStore],
     IdempotencyStore: [RedisIdempotencyStore, MemoryIdempotencyStore],
     ResultCache: [RedisResultCache, MemoryResultCache],
@@ -73,6 +107,41 @@ def test_every_implementation_of_a_store_protocol_is_checked(proto: type) -> Non
     """A new store that subclasses its protocol joins FAMILIES (blob stores match structurally: listed by hand)."""
     assert set(_subclasses(proto)) <= set(FAMILIES[proto])
     assert protocol_methods(proto), proto
+
+
+JOB_STORE_PARTS = [JobRecords, JobFanIn, JobAccounting, JobTraces, JobWatch, JobTasks]
+RECORD_STORE_PARTS = [RecordSessions, RecordOutputs, RecordNames, RecordPlans, RecordRetention]
+MAX_PROTOCOL_METHODS = 15
+"""A store protocol past this many methods mixes concerns again: split it, as the job and record stores were."""
+
+
+def store_protocols() -> list[type]:
+    """Every Protocol class defined in a module of `infra.stores`, found by walking the package (a new store's
+    protocol is counted without being listed here)."""
+    found: dict[str, type] = {}
+    for info in pkgutil.walk_packages(infra.stores.__path__, "infra.stores."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if inspect.isclass(value) and getattr(value, "_is_protocol", False) and value.__module__ == info.name:
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return [found[name] for name in sorted(found)]
+
+
+def test_every_store_protocol_is_found_and_checked() -> None:
+    """The walk finds the protocols the signature check covers, so the cap below cannot pass over an empty list."""
+    assert set(store_protocols()) == set(FAMILIES) - {BlobStore}
+
+
+@pytest.mark.parametrize("proto", store_protocols(), ids=lambda p: p.__name__)
+def test_each_store_protocol_keeps_to_one_concern(proto: type) -> None:
+    assert len(protocol_methods(proto)) <= MAX_PROTOCOL_METHODS, protocol_methods(proto)
+
+
+@pytest.mark.parametrize("parts", [JOB_STORE_PARTS, RECORD_STORE_PARTS], ids=["jobs", "records"])
+def test_no_method_is_declared_by_two_parts_of_one_store(parts: list[type]) -> None:
+    """Each method has one owner, so no part re-exposes another's (a facade would be the god protocol again)."""
+    declared = [name for proto in parts for name in protocol_methods(proto)]
+    assert len(declared) == len(set(declared))
 
 
 def test_blob_readers_signature_is_the_blob_stores() -> None:
