@@ -1,7 +1,7 @@
 """The Python SDK: typed clients for toolout's REST API, sync (`ToolOutClient`) and async (`AsyncToolOutClient`).
 
 Both have the same methods with the same parameters (`toolout.sdk.endpoint.Endpoints`): each REST
-call is described once, as a plan (`toolout.sdk`), and run by the client's transport, so the two
+call is described once, as an SDK plan (`toolout.sdk`), and run by the client's transport, so the two
 clients cannot drift apart. What is left of each client is written once too: `toolout.sdk.async_client`
 is the source, `toolout.sdk.sync_client` is generated from it (`toolout._unasync`).
 Agents' tool loops call `store()` when a tool result is too large, hand the returned message to the

@@ -92,8 +92,8 @@ class LocalToolOut:
         self.stores: Stores = open_stores(self.settings)
         self.runtime = build_runtime(self.settings, self.stores, llm, limits=limits)
         self.dispatcher = LocalDispatcher(self.runtime)
-        self.stores.jobs.listen_finished(self.dispatcher.finished)
-        self.session = self.stores.records.create_session()
+        self.stores.jobs.records.listen_finished(self.dispatcher.finished)
+        self.session = self.stores.records.sessions.create_session()
 
     def store(
         self,
@@ -129,10 +129,10 @@ class LocalToolOut:
 
     def extract(self, handle: str, extract: str, mode: str = "auto") -> Result:
         """The `tool_output(handle, extract, mode)` call, run to its end in this thread."""
-        output = self.stores.records.get_output(handle, self.session.tenant)
-        job = self.stores.jobs.create(new_job(output, extract, mode))
+        output = self.stores.records.outputs.get_output(handle, self.session.tenant)
+        job = self.stores.jobs.records.create(new_job(output, extract, mode))
         self.dispatcher.run(job.id)
-        finished = self.stores.jobs.get(job.id)
+        finished = self.stores.jobs.records.get(job.id)
         return Result(finished.result or "", finished)
 
     def close(self) -> None:

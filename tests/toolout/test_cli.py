@@ -13,6 +13,10 @@ from tests.workers.job.test_pipeline import NEEDLE, document
 from toolout import cli
 from toolout.cli import client as client_commands
 
+pytestmark = pytest.mark.twin(
+    "the CLI's commands, flags and exit codes; the stores behind the API are not what it tests"
+)
+
 
 def test_help_lists_the_commands() -> None:
     result = CliRunner().invoke(cli.app, ["--help"])

@@ -21,6 +21,10 @@ from toolout.client import ToolOutAPIError, ToolOutClient
 from workers.job.runtime import build_runtime
 from workers.local import LocalDispatcher
 
+pytestmark = pytest.mark.twin(
+    "the SDK's HTTP encoding (headers, async streaming) against the API; the store is not what it tests"
+)
+
 
 def in_process_client(llm: LLM) -> Iterator[ToolOutClient]:
     settings = Settings(redis_url="memory://", blob_store="memory://", auth_mode="dev", max_chunks_for_full_mode=100)

@@ -16,6 +16,10 @@ import pytest
 from tests.toolout.variables_server import require_variable_routes
 from toolout.client import AsyncToolOutClient, ToolOutAPIError, ToolOutClient, ToolText
 
+pytestmark = pytest.mark.twin(
+    "the SDK against the server's routes (variables, routing); stores are covered by the API's store_server tests"
+)
+
 
 @pytest.fixture()
 def client(live_api) -> Iterator[ToolOutClient]:

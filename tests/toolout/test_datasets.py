@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolout.datasets import (
+from toolout.devstack.datasets import (
     CORPUS_ENV,
     ORDER_COUNT_REQUEST,
     ORDER_COUNT_STATUS,

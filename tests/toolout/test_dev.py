@@ -5,6 +5,7 @@ tests/toolout/test_dev_quickstarts.py."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from pathlib import Path
 from typing import Any
@@ -13,18 +14,30 @@ import httpx
 import pytest
 
 from infra.stores.apikeys.base import hash_key
-from toolout import dev, processes, seaweedfs
 from toolout.client import ToolOutClient
-from toolout.dev import DevError, DevOptions, DevService, Plan
-from toolout.stack import Stack
+from toolout.devstack import dev, processes, seaweedfs
+from toolout.devstack.dev import DevError, DevOptions, DevService, Plan
+from toolout.devstack.stack import Stack
 
 
-def test_a_named_model_is_used_and_nothing_is_exported_for_it(tmp_path: Path) -> None:
+def test_a_named_model_is_used_and_nothing_is_exported_for_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     built = dev.plan(DevOptions(model="openai/gpt-4o-mini"), tmp_path, "toolout_k")
     assert built.settings["model"] == "openai/gpt-4o-mini"
+    assert "model_api_base" not in built.settings and "model calls: openai/gpt-4o-mini at http://127.0.0.1:9/v1" in (
+        built.parts
+    )
     assert built.services == [] and built.exports == {}
     assert built.settings["api_keys"] == {hash_key("toolout_k"): "dev"} and built.settings["auth_mode"] == "keys"
     assert built.env()["TOOLOUT_API_KEYS"] == f'{{"{hash_key("toolout_k")}": "dev"}}'
+
+
+def test_a_named_model_without_any_key_stops_before_anything_starts(tmp_path: Path, monkeypatch) -> None:
+    for name in ("OPENAI_API_KEY", "TOOLOUT_MODEL_API_KEY", "TOOLOUT_MODEL_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(dev.DevError, match="NO KEY: set OPENAI_API_KEY"):
+        dev.plan(DevOptions(model="openai/gpt-4o-mini"), tmp_path, "toolout_k")
 
 
 def test_without_a_model_the_offline_model_runs_and_the_agents_model_is_pointed_at_it(tmp_path: Path, monkeypatch):
@@ -88,6 +101,23 @@ def test_run_waits_until_interrupted_then_stops_and_restores_sigterm(tmp_path: P
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+def test_ctrl_c_stops_it_even_when_it_was_started_with_sigint_ignored(tmp_path: Path, monkeypatch) -> None:
+    """An ignored SIGINT is inherited (a pytest-xdist worker's children, a shell's background job): `toolout dev`
+    ignored Ctrl-C there, and its test killed it after a minute, leaving its API and worker running."""
+    service, said, stopped = fake_service(tmp_path, {}), [], []
+    service.closing.callback(lambda: stopped.append(True))
+    polls = iter([lambda: None, lambda: os.kill(os.getpid(), signal.SIGINT), lambda: pytest.fail("SIGINT was ignored")])
+    monkeypatch.setattr(service, "check", lambda: next(polls)())
+    monkeypatch.setattr(dev, "start", lambda options, root: service)
+    ignored = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        dev.run(DevOptions(), said.append, poll_seconds=0.05)
+        assert said[-1] == "toolout dev: stopping" and stopped == [True]
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN, "the inherited disposition comes back"
+    finally:
+        signal.signal(signal.SIGINT, ignored)
+
+
 def test_a_part_that_exits_is_reported_with_its_log(tmp_path: Path) -> None:
     service = fake_service(tmp_path, {})
     log = tmp_path / "gone.log"
@@ -125,10 +155,12 @@ def assert_stores_in_the_bucket(service: DevService) -> None:
     assert any(handle in key for key in keys), keys
 
 
-def test_the_command_says_why_it_cannot_start_and_exits_1() -> None:
+def test_the_command_says_why_it_cannot_start_and_exits_1(monkeypatch) -> None:
     from typer.testing import CliRunner
 
     from toolout.cli import app
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
 
     dead = f"redis://127.0.0.1:{processes.free_port()}/0"
     result = CliRunner().invoke(app, ["dev", "--redis", dead, "--model", "openai/gpt-4o-mini"])

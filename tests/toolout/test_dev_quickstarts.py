@@ -36,12 +36,11 @@ import pytest
 import redis
 
 from tests.docs_pages import blocks, page, section
-from toolout import datasets, processes
+from tests.fixtures.stack import STACK_DB
 from toolout.client import ToolOutClient
+from toolout.devstack import datasets, processes
 
 ROOT = Path(__file__).resolve().parents[2]
-DEV_DB = 8
-"""A database of the test Redis of its own (the stacks use 9-15), emptied first: never the user's db 0."""
 START_BOUND_SECONDS = 180.0
 """Generous on purpose: a 2-core box shared with other jobs took 93 s once; the number is recorded, and the
 promise (under 10 s) is for an idle machine, and `python -m bench.micro.dev_start` is what measures it."""
@@ -113,7 +112,7 @@ def dev_argv(redis_url: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def dev(redis_url: str) -> Iterator[Dev]:
-    url = f"{redis_url.rsplit('/', 1)[0]}/{DEV_DB}"
+    url = f"{redis_url.rsplit('/', 1)[0]}/{STACK_DB['dev']}"
     redis.Redis.from_url(url).flushdb()
     began = time.monotonic()
     process = subprocess.Popen(
@@ -190,16 +189,23 @@ def test_the_langchain_quickstart_runs_as_written(dev: Dev, tmp_path: Path) -> N
 
 def test_the_mcp_quickstart_config_runs_toolout_mcp(dev: Dev) -> None:
     """The `.mcp.json` as Claude Code reads it: `${VAR}` filled from the shell, then the command spawned."""
+    handle, names, text = run_mcp_quickstart(dev.shell())
+    assert "tool_output" in names
+    assert text.startswith(f"ABSTRACT FROM TOOL OUTPUT orders.export WITH HANDLE {handle}, STRATEGY:"), text
+
+
+def run_mcp_quickstart(shell: dict[str, str], bin_dir: Path | None = None) -> tuple[str, list[str], str]:
+    """Store a large JSON, then spawn the `.mcp.json`'s command (from `bin_dir`, else PATH) with its `${VAR}`s
+    filled from `shell`, and call `tool_output` on it: the handle, the tools it lists, the answer."""
     server: dict[str, Any] = json.loads(readme_block("## Quickstart: an MCP client", "json"))["mcpServers"]["toolout"]
-    shell = dev.shell()
     env = {**shell, **{name: Template(value).substitute(shell) for name, value in server["env"].items()}}
     with ToolOutClient(env["TOOLOUT_API_URL"], api_key=env["TOOLOUT_API_KEY"]) as client:
         session = client.create_session()
         content = b"".join(datasets.json_orders(200_000, seed=3))
         handle = client.store(session, content, tool_name="orders.export", content_type="application/json")["handle"]
-    names, text = asyncio.run(mcp_round(server["command"], server["args"], env, handle))
-    assert "tool_output" in names
-    assert text.startswith(f"ABSTRACT FROM TOOL OUTPUT orders.export WITH HANDLE {handle}, STRATEGY:"), text
+    command = str(bin_dir / server["command"]) if bin_dir else server["command"]
+    names, text = asyncio.run(mcp_round(command, server["args"], env, handle))
+    return handle, names, text
 
 
 async def mcp_round(command: str, args: list[str], env: dict[str, str], handle: str) -> tuple[list[str], str]:

@@ -46,7 +46,9 @@ def test_a_small_output_is_not_oversized_and_truncate_mode_needs_no_model() -> N
         stored = local.store("a short tool output\n")
         result = local.extract(stored.handle, "anything", "truncate")
     assert (stored.oversized, stored.message) == (False, None)
-    assert result.job.mode_used == "truncate" and result.text.endswith("a short tool output\n")
+    framed, _, sources = result.text.rpartition("\n\n")  # the answer, then the lines it shows
+    assert result.job.mode_used == "truncate" and framed.endswith("a short tool output\n")
+    assert sources == "SOURCES: L1"
     assert result.job.usage.calls == 0
 
 
@@ -71,11 +73,9 @@ def test_jobs_run_in_parallel_on_the_dispatcher() -> None:
         llm=ScriptedLLM(respond), limits=ModelLimits(context_tokens=128_000, max_output_tokens=500)
     ) as local:
         handles = [local.store(f"{NEEDLE}\nfiller {i}\n").handle for i in range(2)]
-        jobs = [
-            local.stores.jobs.create(new_job(local.stores.records.get_output(h), "errors", "full-chunked"))
-            for h in handles
-        ]
+        outputs = [local.stores.records.outputs.get_output(h) for h in handles]
+        jobs = [local.stores.jobs.records.create(new_job(output, "errors", "full-chunked")) for output in outputs]
         futures = [local.dispatcher.start(job.id) for job in jobs]
         for future in futures:
             future.result(timeout=30)
-        assert all(local.stores.jobs.get(job.id).status is JobStatus.SUCCEEDED for job in jobs)
+        assert all(local.stores.jobs.records.get(job.id).status is JobStatus.SUCCEEDED for job in jobs)

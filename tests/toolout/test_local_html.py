@@ -30,15 +30,15 @@ def local(offline_model: OfflineModelServer) -> Iterator[LocalToolOut]:
 
 
 def run(local: LocalToolOut, record: OutputRecord, extract: str, mode: str, view: str = "text") -> JobRecord:
-    job = local.stores.jobs.create(new_job(record, extract, mode).model_copy(update={"view": view}))
+    job = local.stores.jobs.records.create(new_job(record, extract, mode).model_copy(update={"view": view}))
     local.dispatcher.run(job.id)
-    return local.stores.jobs.get(job.id)
+    return local.stores.jobs.records.get(job.id)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 @pytest.mark.parametrize("mode", ["full-chunked", "read-grep", "truncate", "auto"])
 def test_every_strategy_reads_the_text_not_the_markup(local: LocalToolOut, page: Path, mode: str) -> None:
-    record = local.stores.records.get_output(local.store(page.read_bytes(), content_type=HTML).handle)
+    record = local.stores.records.outputs.get_output(local.store(page.read_bytes(), content_type=HTML).handle)
     job = run(local, record, f"Quote the sentence that starts with: {a_sentence(page)}", mode)
     assert job.status == "succeeded", job.error
     assert job.usage.input_tokens <= MAX_TEXT_RATIO * visible_tokens(page)
@@ -47,7 +47,7 @@ def test_every_strategy_reads_the_text_not_the_markup(local: LocalToolOut, page:
 
 def test_the_same_job_on_the_raw_markup_reads_several_times_more(local: LocalToolOut) -> None:
     page = PAGES[1]
-    record = local.stores.records.get_output(local.store(page.read_bytes(), content_type=HTML).handle)
+    record = local.stores.records.outputs.get_output(local.store(page.read_bytes(), content_type=HTML).handle)
     text = run(local, record, "json.dumps arguments", "full-chunked")
     raw = run(local, record, "json.dumps arguments", "full-chunked", view="raw")
     assert raw.usage.input_tokens > 3 * text.usage.input_tokens
@@ -56,7 +56,7 @@ def test_the_same_job_on_the_raw_markup_reads_several_times_more(local: LocalToo
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_read_and_grep_number_the_text_views_lines_and_say_so(local: LocalToolOut, page: Path) -> None:
-    record = local.stores.records.get_output(local.store(page.read_bytes(), content_type=HTML).handle)
+    record = local.stores.records.outputs.get_output(local.store(page.read_bytes(), content_type=HTML).handle)
     view = reading_view(record)
     tools = PinnedTools(StoredOutput(local.stores.blobs, view))
     sentence = a_sentence(page)
@@ -70,7 +70,7 @@ def test_read_and_grep_number_the_text_views_lines_and_say_so(local: LocalToolOu
 
 
 def test_deleting_a_page_removes_its_view(local: LocalToolOut) -> None:
-    record = local.stores.records.get_output(local.store(PAGES[1].read_bytes(), content_type=HTML).handle)
+    record = local.stores.records.outputs.get_output(local.store(PAGES[1].read_bytes(), content_type=HTML).handle)
     assert record.text_view is not None and local.stores.blobs.exists(record.text_view.blob_key)
     assert view_blob_keys(record) == [record.text_view.blob_key, record.text_view.index_key, record.text_view.lines_key]
     inline = record.text_view.model_copy(update={"inline": b"# page"})
@@ -88,7 +88,7 @@ def test_a_page_the_converter_cannot_read_stays_readable_as_html(
         raise RuntimeError("converter panic")
 
     monkeypatch.setattr("infra.outputs.views.markdown_blocks", broken)
-    record = local.stores.records.get_output(local.store(PAGES[1].read_bytes(), content_type=HTML).handle)
+    record = local.stores.records.outputs.get_output(local.store(PAGES[1].read_bytes(), content_type=HTML).handle)
     assert (record.kind, record.text_view) == (ContentKind.HTML, None)
     assert reading_view(record) is record
     assert not local.stores.blobs.exists(f"{record.blob_key}.text.md")

@@ -6,7 +6,7 @@ import socket
 import sys
 from pathlib import Path
 
-from toolout import processes
+from toolout.devstack import processes
 
 
 def test_free_port_can_be_bound() -> None:
@@ -53,3 +53,32 @@ def test_running_starts_in_order_and_stops_everything(tmp_path: Path) -> None:
     with processes.running(*services, timeout=5) as started:
         assert [s.process.poll() for s in started] == [None, None]
     assert all(s.process.poll() is not None for s in services)
+
+
+SLOW_TO_STOP = """
+import signal, sys, time
+def stopping(signum, frame):
+    print("term", time.monotonic(), flush=True)
+    time.sleep(0.5)  # a worker finishing its task
+    print("exit", time.monotonic(), flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stopping)
+print("up", flush=True)
+time.sleep(60)
+"""
+
+
+def test_stop_all_signals_every_service_before_waiting_for_any(tmp_path: Path) -> None:
+    """Ctrl-C on `toolout dev` waits for the slowest part, not for the sum of them all."""
+    services = [
+        processes.Service(f"s{i}", [sys.executable, "-c", SLOW_TO_STOP], {}, tmp_path / f"s{i}.log") for i in range(3)
+    ]
+    for service in services:
+        service.start()
+    assert processes.wait_for(lambda: all("up" in s.tail() for s in services), timeout=20)
+    processes.stop_all(services, timeout=10)
+    seen = [
+        dict((word, float(at)) for word, at in (line.split() for line in s.tail().splitlines()[1:])) for s in services
+    ]
+    assert all(s.process is not None and s.process.returncode == 0 for s in services), seen
+    assert max(times["term"] for times in seen) < min(times["exit"] for times in seen), seen

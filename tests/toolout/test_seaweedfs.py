@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolout import processes, seaweedfs
+from toolout.devstack import processes, seaweedfs
 
 
 def test_weed_is_found_beside_this_python_else_on_path_else_said_missing(tmp_path: Path, monkeypatch) -> None:

@@ -1,4 +1,4 @@
-"""How a long run is judged (`toolout.stack_watch`): RSS slopes after warm-up, a process alone, keys left."""
+"""How a long run is judged (`toolout.devstack.stack_watch`): RSS slopes after warm-up, a process alone, keys left."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from toolout.stack_watch import (
+from toolout.devstack.stack_watch import (
+    LogWatch,
     left_behind,
     leftovers,
     memory_parts,
@@ -122,3 +123,18 @@ def test_memory_parts_tell_a_heap_step_from_a_thread_or_a_child() -> None:
     assert after["anon_mb"] - before["anon_mb"] >= 55 and abs(after["file_mb"] - before["file_mb"]) < 20
     assert (after["threads"] - before["threads"], after["children"] - before["children"]) == (3, 1)
     assert after["fds"] >= 3 and memory_parts(process.pid) == {}
+
+
+def test_a_logged_traceback_is_reported_with_the_exception_it_ended_in(tmp_path) -> None:
+    log = tmp_path / "api.log"
+    log.write_text("INFO: started\n")
+    watch = LogWatch([log])
+    with log.open("a") as out:
+        out.write("ERROR:    Exception in ASGI application\nTraceback (most recent call last):\n")
+        out.write('  File "x.py", line 1, in f\n    raise ScratchInUseError\nScratchInUseError: error code -10\n')
+    assert watch.problems() == {
+        "api.log": [
+            "ERROR:    Exception in ASGI application",
+            "Traceback (most recent call last): -> ScratchInUseError: error code -10",
+        ]
+    }

@@ -1,4 +1,4 @@
-"""`toolout dev`: the development service in the foreground (`toolout.dev`), from the README's first screen."""
+"""`toolout dev`: the development service in the foreground (`toolout.devstack.dev`), from the README's first screen."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def dev(
 ) -> None:
     """Run a development service until Ctrl-C: API, worker and (unless --model) the offline model; prints the
     URL, an API key for this run and the lines to `export` in another shell."""
-    from toolout.dev import DevError, DevOptions, run
+    from toolout.devstack.dev import DevError, DevOptions, run
 
     options = DevOptions(port=port, redis_url=redis, s3=s3, workers=workers, model=model)
     try:

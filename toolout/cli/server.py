@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 
 if TYPE_CHECKING:
+    from infra.settings import Settings
     from infra.stores.apikeys import ApiKeyStore
 
 T = TypeVar("T")
@@ -24,7 +25,19 @@ T = TypeVar("T")
 server_app = typer.Typer()
 """Its commands are merged into the top-level `toolout` app (`toolout.cli`)."""
 
-SERVER_PACKAGES = ("fastapi", "uvicorn", "celery", "redis", "boto3", "litellm", "pydantic_settings")
+SERVER_PACKAGES = (
+    "fastapi",
+    "uvicorn",
+    "celery",
+    "redis",
+    "boto3",
+    "litellm",
+    "pydantic_settings",
+    "api",
+    "workers",
+    "infra",
+    "toolout.devstack",  # the server distribution's own packages
+)
 
 
 def needs_server(command: Callable[..., T]) -> Callable[..., T]:
@@ -36,13 +49,22 @@ def needs_server(command: Callable[..., T]) -> Callable[..., T]:
         if missing:
             typer.echo(
                 f"`toolout {command.__name__.replace('_', '-')}` runs the server, which is not installed here "
-                f"(missing: {', '.join(missing)}): pip install 'toolout[server]'",
+                f"(missing: {', '.join(missing)}): pip install 'toolout[server]' "
+                "(from a clone: pip install -e '.[server]')",
                 err=True,
             )
             raise typer.Exit(2)
         return command(*args, **kwargs)
 
     return checked
+
+
+def say_where_things_go(command: str, settings: Settings) -> None:
+    """At start, on stderr: where model calls go and where blobs are kept, the two defaults a user must know."""
+    from infra.llm.provider import model_calls_line
+
+    typer.echo(f"toolout {command}: {model_calls_line(settings)}", err=True)
+    typer.echo(f"toolout {command}: blobs: {settings.blob_store}", err=True)
 
 
 @server_app.command()
@@ -66,6 +88,7 @@ def api(
     install_snapshots(settings.memory_snapshot_dir)
     ensure_offline_encodings()
     json_logs = configure_logging(settings)  # uvicorn's loggers then propagate to the JSON root handler
+    say_where_things_go("api", settings)
     log_config = None if json_logs else uvicorn.config.LOGGING_CONFIG
     uvicorn.run(
         "api.app:create_app",
@@ -95,6 +118,7 @@ def worker(
     settings = get_settings()
     settle(settings.malloc_arena_max, settings.malloc_trim_interval_seconds, settings.malloc_mmap_threshold_bytes)
     install_snapshots(settings.memory_snapshot_dir)
+    say_where_things_go("worker", settings)
     threads = concurrency or settings.worker_concurrency
     node = f"{name or 'toolout-' + uuid.uuid4().hex[:8]}@%h"
     run_worker(
@@ -155,7 +179,7 @@ def demo(
     embedded: bool = typer.Option(False, help="also run each job with toolout.local and check it answers the same"),
 ) -> None:
     """Start offline model + API + worker(s), extract from generated oversized outputs, print the results."""
-    from toolout.demo import run_demo
+    from toolout.devstack.demo import run_demo
 
     raise typer.Exit(run_demo(json_mb=size_mb, log_mb=log_mb, worker_count=workers, embedded=embedded))
 

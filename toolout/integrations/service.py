@@ -2,7 +2,7 @@
 things an integration does to a tool call — offload a framework tool's output, or answer a call of one of
 toolout's own tools.
 
-Both are the toolkit's plans (`toolout.toolkit.call_pipeline`): `foreign_output` (the service's oversize
+Both are the toolkit's SDK plans (`toolout.toolkit.call_pipeline`): `foreign_output` (the service's oversize
 policy decides; an oversized output is stored with the tool's name and arguments and the model sees the
 exact "Tool output is too large" message; a routed one its manifest; anything else is left as it was) and
 `service_tool_call` (validation, then the service answers). Nothing here knows a framework: the adapters

@@ -16,6 +16,10 @@ DEFAULT_MAX_BYTES = 256 * 1024
 streamable-HTTP (SSE) event over 1 MiB, and JSON escaping can grow text several times over, so a
 window stays well under that; `_meta.toolout.next` pages through the rest."""
 
+KEEP_ALIVE_SECONDS = 75
+"""How long the MCP HTTP servers keep an idle connection open: longer than a client reuses one (httpx, which the MCP
+clients use: 5 s), so a request is never sent on a connection the server is closing (a reset)."""
+
 OUTPUT_URI_PREFIX = "toolout://outputs/"
 """A stored output's resource URI is this prefix plus its handle (`toolout://outputs/{handle}`)."""
 
@@ -26,3 +30,8 @@ SESSION_URI_PREFIX = "toolout://sessions/"
 
 def output_uri(handle: str) -> str:
     return f"{OUTPUT_URI_PREFIX}{handle}"
+
+
+def lines_uri(handle: str, first: int, last: int) -> str:
+    """The resource of lines `first`-`last` of a stored output (an answer's cited lines)."""
+    return f"{OUTPUT_URI_PREFIX}{handle}/lines/{first}-{last}"

@@ -34,7 +34,7 @@ from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from extraction.directives.specs import OutputRoute
 from toolout.client import AsyncToolOutClient, ToolOutAPIError
-from toolout.mcp import passthrough
+from toolout.mcp import KEEP_ALIVE_SECONDS, passthrough
 from toolout.mcp.passthrough import service_call, unavailable
 from toolout.mcp.results import StorePolicy, Upload, shrink, unstamped
 from toolout.mcp.server import INSTRUCTIONS, package_version
@@ -202,4 +202,6 @@ async def serve_http(config: ProxyConfig, host: str, port: int) -> None:
 
     async with running_proxy(config) as proxy:
         app = build_server(proxy).streamable_http_app(host=host)
-        await uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).serve()
+        await uvicorn.Server(
+            uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_keep_alive=KEEP_ALIVE_SECONDS)
+        ).serve()

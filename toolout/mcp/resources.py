@@ -4,6 +4,8 @@ URIs (the `resource_link` blocks of tool results use the first):
 
 * `toolout://outputs/{handle}` — the output's text from its start;
 * `toolout://outputs/{handle}/bytes/{offset}` — its text from byte `offset` (the next window);
+* `toolout://outputs/{handle}/lines/{first}-{last}` — lines `first`-`last`, numbered as Read numbers them
+  (what an answer's source links point at: the lines it cites);
 * `toolout://sessions/{session_id}` — any session's outputs, as the JSON of what `resources/list`
   would list for it (`{"session_id", "resources": [{uri, name, description, mimeType, size}]}`).
 
@@ -31,6 +33,9 @@ from toolout.client import AsyncToolOutClient
 from toolout.mcp import DEFAULT_MAX_BYTES, OUTPUT_URI_PREFIX, SESSION_URI_PREFIX, output_uri
 
 _SESSION_URI = re.compile(re.escape(SESSION_URI_PREFIX) + r"(?P<session>[^/?#]+)")
+_LINES_URI = re.compile(re.escape(OUTPUT_URI_PREFIX) + r"(?P<handle>[^/?#]+)/lines/(?P<first>\d+)-(?P<last>\d+)")
+MAX_LINES = 2000
+"""The most lines one lines resource returns (Read's own limit)."""
 _URI = re.compile(re.escape(OUTPUT_URI_PREFIX) + r"(?P<handle>[^/?#]+)(?:/bytes/(?P<offset>\d+))?")
 
 
@@ -85,6 +90,13 @@ def resource_templates() -> list[types.ResourceTemplate]:
             name="toolout-output-window",
             title="A stored tool output, from a byte offset",
             description="The next window of a stored output's text, from byte `offset`.",
+            mime_type="text/plain",
+        ),
+        types.ResourceTemplate(
+            uri_template=f"{OUTPUT_URI_PREFIX}{{handle}}/lines/{{first}}-{{last}}",
+            name="toolout-output-lines",
+            title="Lines of a stored tool output",
+            description="Lines `first`-`last` of a stored output, numbered (the lines an answer cites).",
             mime_type="text/plain",
         ),
         types.ResourceTemplate(
@@ -147,7 +159,23 @@ async def read_resource(
     session = _SESSION_URI.fullmatch(uri)
     if session is not None:
         return await read_session(client, uri, session["session"])
+    lines = _LINES_URI.fullmatch(uri)
+    if lines is not None:
+        return await read_lines(client, uri, lines["handle"], int(lines["first"]), int(lines["last"]))
     return await read_output(client, parse_uri(uri), uri, max_bytes=max_bytes)
+
+
+async def read_lines(
+    client: AsyncToolOutClient, uri: str, handle: str, first: int, last: int
+) -> types.ReadResourceResult:
+    """Lines `first`-`last` of a stored output, numbered as the service's Read returns them."""
+    if first < 1 or last < first:
+        raise BadResourceURI(f"not a line range: {first}-{last} (lines are numbered from 1, first <= last)")
+    text = await client.read(handle, offset=first, limit=min(last - first + 1, MAX_LINES))
+    meta = {"toolout": {"first_line": first, "last_line": last}}
+    return types.ReadResourceResult(
+        contents=[types.TextResourceContents(uri=uri, mime_type="text/plain", text=text, meta=meta)]
+    )
 
 
 async def read_session(client: AsyncToolOutClient, uri: str, session_id: str) -> types.ReadResourceResult:
@@ -164,13 +192,13 @@ async def read_session(client: AsyncToolOutClient, uri: str, session_id: str) ->
 async def read_output(
     client: AsyncToolOutClient, target: Target, uri: str, *, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> types.ReadResourceResult:
-    """One window of a stored output's text."""
+    """One window of a stored output's text, as a model may read it: its redacted view when it holds secrets."""
     meta = await client.output(target.handle)
-    size = int(meta["bytes"])
+    size = int((meta.get("redaction") or meta)["bytes"])
     if target.offset > size:
         raise BadResourceURI(f"offset {target.offset} is past the end of the {size}-byte output {target.handle}")
     length = min(max_bytes, size - target.offset)
-    data = await client.content(target.handle, start=target.offset, length=length) if length else b""
+    data = await client.content(target.handle, start=target.offset, length=length, redacted=True) if length else b""
     text, used = utf8_prefix(data, at_end=target.offset + len(data) >= size)
     end = target.offset + used
     window = {

@@ -30,7 +30,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from toolout.client import AsyncToolOutClient, NotFoundError, ToolOutAPIError, TransportError, UnavailableError
-from toolout.mcp import DEFAULT_MAX_BYTES
+from toolout.mcp import DEFAULT_MAX_BYTES, KEEP_ALIVE_SECONDS
 from toolout.mcp.clients import DEFAULT_MAX_CLIENTS, ClientCache
 from toolout.mcp.resources import (
     RESOURCES_PER_PAGE,
@@ -219,5 +219,9 @@ async def run_http(config: ServerConfig, *, host: str, port: int) -> None:
 
     async with serving(config) as server:
         app = server.streamable_http_app(host=host)
-        web = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
+        web = uvicorn.Server(
+            uvicorn.Config(
+                app, host=host, port=port, log_level="warning", lifespan="on", timeout_keep_alive=KEEP_ALIVE_SECONDS
+            )
+        )
         await web.serve()

@@ -5,7 +5,7 @@
   which takes `tool_output` from `extraction.texts.tools` and `buffer_ops` from `extraction.buffers.ops`):
   one definition, whichever way an agent reaches the service.
 * `call_toolout_tool(client, name, arguments, progress=...)` — one call, answered by the service
-  through the toolkit's plans. A client mistake (invalid arguments, any 4xx: unknown handle, bad
+  through the toolkit's SDK plans. A client mistake (invalid arguments, any 4xx: unknown handle, bad
   pattern) is a result with `isError` and the text `Error: …`, so the model can correct itself; a
   5xx or a lost connection raises (`toolout.client.UnavailableError`): the operator must see it.
   A result about a stored output ends with a `resource_link` block to `toolout://outputs/{handle}`.
@@ -28,7 +28,8 @@ import mcp.types as types
 from extraction.buffers.ops import BUFFER_OPS_NAME
 from extraction.texts.tools import TOOL_OUTPUT_NAME
 from toolout.client import AsyncToolOutClient
-from toolout.mcp import output_uri
+from toolout.mcp import lines_uri, output_uri
+from toolout.sdk.evidence import Source
 from toolout.sdk.jobs import TERMINAL
 from toolout.sdk.plans import ToolText
 from toolout.toolkit.args import InvalidArguments
@@ -151,6 +152,7 @@ def tool_result(answer: ToolText, handle: str | None) -> types.CallToolResult:
     content: list[types.ContentBlock] = [types.TextContent(text=answer.text)]
     if handle and not answer.is_error:
         content.append(output_link(handle))
+        content += [source_link(handle, source) for source in answer.sources if not source.is_query]
     return types.CallToolResult(content=content, is_error=answer.is_error)
 
 
@@ -164,6 +166,18 @@ def output_link(handle: str) -> types.ResourceLink:
         uri=output_uri(handle),
         name=f"output {handle}",
         description="the stored tool output (read it as a resource, or page it with tool_output_cache)",
+        mime_type="text/plain",
+    )
+
+
+def source_link(handle: str, source: Source) -> types.ResourceLink:
+    """A `resource_link` to the lines an answer cites; `resources/read` on it returns them numbered, as Read does."""
+    checked = f"verified ({source.match}): {source.quote}" if source.verified else f"NOT verified: {source.why}"
+    what = checked if source.quote or not source.verified else f"the lines the model was shown ({source.kind})"
+    return types.ResourceLink(
+        uri=lines_uri(handle, source.start_line, source.end_line),
+        name=f"L{source.start_line}-L{source.end_line}",
+        description=f"source of the answer: {what}"[:500],
         mime_type="text/plain",
     )
 

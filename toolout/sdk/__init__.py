@@ -1,6 +1,6 @@
 """The SDK's insides: every REST call described once, run by a sync or an async transport.
 
-* `plans` — the effects a call needs (`Request`, `Sleep`) and what a call is: a *plan*, a
+* `plans` — the effects a call needs (`Request`, `Sleep`) and what a call is: an *SDK plan*, a
   generator that yields effects and returns the parsed answer (sans-I/O: no socket in sight);
 * `outputs`, `jobs`, `variables` — one plan per API call (method, path, parameters, parsing),
   including the multi-step ones (`wait` polls, `tool_output` submits then waits);

@@ -12,20 +12,33 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar, cast, overload
+from typing import Any, Generic, ParamSpec, Protocol, TypeVar, cast, overload
 
 from toolout.sdk import jobs as job_calls
 from toolout.sdk import outputs as output_calls
 from toolout.sdk import variables as variable_calls
+from toolout.sdk.cancellation import Cancellation
 from toolout.sdk.driving import Transport
 from toolout.sdk.plans import Plan
 
-if TYPE_CHECKING:  # the clients import this module: at runtime a transport is recognised by its base
-    from toolout.sdk.async_client import AsyncTransport
-    from toolout.sdk.sync_client import SyncTransport
-
 P = ParamSpec("P")
 T = TypeVar("T")
+R = TypeVar("R")
+
+
+class RunsPlansAsync(Protocol):
+    """What the async client is to an endpoint: its plans' results are awaited (`AsyncTransport`)."""
+
+    async def execute(self, plan: Plan[R], *, cancel: Cancellation | None = None) -> R: ...
+
+
+class RunsPlans(Protocol):
+    """What the sync client is to an endpoint: its plans' results come back at once (`SyncTransport`).
+
+    Protocols, not the transports themselves: the clients import this module, so it names neither.
+    """
+
+    def execute(self, plan: Plan[R], *, cancel: Cancellation | None = None) -> R: ...
 
 
 class endpoint(Generic[P, T]):
@@ -37,10 +50,10 @@ class endpoint(Generic[P, T]):
     def __get__(self, obj: None, owner: type[Any]) -> endpoint[P, T]: ...
 
     @overload
-    def __get__(self, obj: SyncTransport, owner: type[Any]) -> Callable[P, T]: ...
+    def __get__(self, obj: RunsPlansAsync, owner: type[Any]) -> Callable[P, Awaitable[T]]: ...
 
     @overload
-    def __get__(self, obj: AsyncTransport, owner: type[Any]) -> Callable[P, Awaitable[T]]: ...
+    def __get__(self, obj: RunsPlans, owner: type[Any]) -> Callable[P, T]: ...
 
     def __get__(self, obj: object, owner: type[Any]) -> Any:
         if obj is None:
@@ -48,7 +61,7 @@ class endpoint(Generic[P, T]):
         if not isinstance(obj, Transport):
             raise TypeError(f"{self.plan.__name__} needs a client with a transport, not {type(obj).__name__}")
         plan = self.plan
-        transport = cast("SyncTransport | AsyncTransport", obj)  # the only two subclasses of Transport
+        transport = cast("RunsPlans | RunsPlansAsync", obj)  # the only two subclasses of Transport
 
         @functools.wraps(plan)
         def bound(*args: Any, **kwargs: Any) -> Any:
@@ -63,8 +76,12 @@ class Endpoints:
     # sessions and stored outputs
     create_session = endpoint(output_calls.create_session)
     delete_session = endpoint(output_calls.delete_session)
+    session = endpoint(output_calls.session)
+    session_usage = endpoint(output_calls.session_usage)
     store = endpoint(output_calls.store)
     output = endpoint(output_calls.output)
+    output_usage = endpoint(output_calls.output_usage)
+    delete_output = endpoint(output_calls.delete_output)
     content = endpoint(output_calls.content)
     read = endpoint(output_calls.read)
     grep = endpoint(output_calls.grep)
@@ -78,7 +95,7 @@ class Endpoints:
     wait = endpoint(job_calls.wait)
     tool_output = endpoint(job_calls.tool_output)
     webhook_secret = endpoint(job_calls.webhook_secret)
-    # variables, files, routing, buffer_ops
+    # variables, files, output routing, buffer_ops
     variables = endpoint(variable_calls.variables)
     variable = endpoint(variable_calls.variable)
     resolve = endpoint(variable_calls.resolve)

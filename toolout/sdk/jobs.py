@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from toolout.sdk.evidence import Source, sources_of
 from toolout.sdk.plans import Plan, Sleep, ToolOutAPIError, call_json, without_none
 
 TERMINAL = {"succeeded", "failed", "canceled"}
@@ -42,7 +43,7 @@ def submit(
 def estimate(
     handle: str, extract: str, mode: str = "auto", *, cache: bool = True, model: str | None = None
 ) -> Plan[dict[str, Any]]:
-    """What `submit` would run and cost (route, chunks, calls, tokens, USD per stage and model, whether the cache
+    """What `submit` would run and cost (mode, chunks, calls, tokens, USD per stage and model, whether the cache
     answers); nothing runs."""
     body = extraction_body(handle, extract, mode, cache=cache, model=model)
     return (yield from call_json("POST", "/v1/extractions/estimate", json=body))
@@ -132,18 +133,36 @@ def tool_output(
     service before the cancellation propagates: nobody will read that result. `on_progress` sees
     each polled job record (as in `wait`), e.g. to relay progress to an MCP client.
     """
+    options: dict[str, Any] = {"timeout": timeout, "on_progress": on_progress, "poll_interval": poll_interval}
+    text, _ = yield from tool_output_answer(handle, extract, mode, cache=cache, model=model, **options)
+    return text
+
+
+def tool_output_answer(
+    handle: str,
+    extract: str,
+    mode: str = "auto",
+    *,
+    timeout: float = 600,
+    cache: bool = True,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+    poll_interval: float = 0.1,
+    model: str | None = None,
+) -> Plan[tuple[str, tuple[Source, ...]]]:
+    """`tool_output`, with the answer's sources (`toolout.sdk.evidence`): the text and where it came from."""
     try:
         started = yield from submit(handle, extract, mode, cache=cache, model=model)
     except ToolOutAPIError as exc:
         if exc.status == 404 and "tool_result" in exc.details:
-            return str(exc.details["tool_result"])
+            return str(exc.details["tool_result"]), ()
         raise
     try:
         finished = yield from wait(started["id"], timeout=timeout, on_progress=on_progress, poll_interval=poll_interval)
     except asyncio.CancelledError:
         yield from _cancel_quietly(started["id"])
         raise
-    return str(finished.get("result") or f"tool_output job {started['id']} did not finish in {timeout:.0f}s")
+    text = str(finished.get("result") or f"tool_output job {started['id']} did not finish in {timeout:.0f}s")
+    return text, sources_of(finished)
 
 
 def _cancel_quietly(job_id: str) -> Plan[None]:

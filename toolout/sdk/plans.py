@@ -1,6 +1,6 @@
-"""What one API call is, independent of how it is sent: a plan that yields effects.
+"""What one API call is, independent of how it is sent: an SDK plan, which yields effects.
 
-A plan is a generator: it yields a `Request` and receives the parsed answer (or has the API's
+An SDK plan is a generator: it yields a `Request` and receives the parsed answer (or has the API's
 `ToolOutAPIError` thrown into it), yields a `Sleep` to wait, and finally returns its result. The
 sync and async transports (`toolout.sdk.transport`) are the only code that performs effects, so
 every call - including `wait`'s polling loop and `tool_output`'s submit-then-wait - is written
@@ -18,6 +18,7 @@ import httpx
 
 from toolout.sdk.errors import ToolOutAPIError as ToolOutAPIError  # re-exported: plans catch it from here
 from toolout.sdk.errors import api_error
+from toolout.sdk.evidence import Source
 
 T = TypeVar("T")
 Content = bytes | str | Iterable[bytes] | AsyncIterable[bytes]
@@ -28,6 +29,8 @@ class ToolText(NamedTuple):
 
     text: str
     is_error: bool = False
+    sources: tuple[Source, ...] = ()
+    """A `tool_output` answer's sources: the cited lines of the stored output, each quote checked."""
 
 
 def parse_json(response: httpx.Response) -> Any:

@@ -1,4 +1,4 @@
-"""The two executors of plans (`toolout.sdk.plans`): one sync, one async; nothing else sends requests.
+"""The two executors of SDK plans (`toolout.sdk.plans`): one sync, one async; nothing else sends requests.
 
 Both are written once: `AsyncTransport` in `toolout.sdk.async_client`, and `SyncTransport` generated
 from it into `toolout.sdk.sync_client` by `toolout._unasync`; the plan driver they share and the

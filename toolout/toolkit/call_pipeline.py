@@ -1,4 +1,4 @@
-"""One tool call through the toolkit, as a plan (sans-I/O; `toolout.toolkit.runtime` runs it sync or async).
+"""One tool call through the toolkit, as an SDK plan (sans-I/O; `toolout.toolkit.runtime` runs it sync or async).
 
 For one of the agent's own tools:
 1. `$var` references in the arguments are resolved by the service (`POST /resolve`) — only when

@@ -10,7 +10,7 @@ What happens to a call: `toolout.toolkit.call_pipeline` ($var resolution, run, s
 or route, the too-large message). Compaction: `compact(messages, budget_tokens)`. Instructions for
 the system prompt: `instructions()`. The agent's streamed text: `resolve_stream(chunks)`.
 
-Every operation is a plan (`toolout.toolkit.session`), run by the sync client for the plain
+Every operation is an SDK plan (`toolout.toolkit.session`), run by the sync client for the plain
 methods and by the async client for the `a`-prefixed ones (`ahandle`, `arun_agent`, ...). With
 `api_url`, the toolkit opens whichever client a method needs; with `client=`, that client's kind
 decides which methods work (a sync method on an async client, or the reverse, is a `ToolkitError`).

@@ -1,4 +1,4 @@
-"""A toolkit's state for one service session, and every operation on it as a plan (no I/O here).
+"""A toolkit's state for one service session, and every operation on it as an SDK plan (no I/O here).
 
 `ToolSession` knows the tools, the routes, the naming function, the service session id (created
 on first use) and which stored output backs each tool call (`refs`, for compaction). Its methods

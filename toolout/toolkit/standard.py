@@ -27,6 +27,7 @@ from extraction.buffers.ops import BUFFER_OPS_NAME, buffer_ops_tool
 from extraction.texts.tools import TOOL_OUTPUT_NAME, Schema, function_tool, strict, tool_output_tool
 from toolout.sdk import jobs, outputs, variables
 from toolout.sdk.errors import ToolOutAPIError, UnavailableError
+from toolout.sdk.evidence import Source
 from toolout.sdk.plans import Plan, ToolText
 from toolout.toolkit.args import RawArguments, decode_arguments, parse_arguments
 from toolout.toolkit.errors import ToolDefinitionError
@@ -121,9 +122,15 @@ def tool_output_text(
     """The `tool_output` answer as a tool result (a failed extraction is flagged); `on_progress` sees the
     job record every `poll_interval` seconds (the MCP server relays them as progress notifications)."""
     options: dict[str, Any] = {"timeout": timeout, "on_progress": on_progress, "poll_interval": poll_interval}
-    plan = jobs.tool_output(args.handle, args.extract, args.mode, **options)
-    text = yield from as_tool_text(plan)
-    return ToolText(text.text, text.is_error or text.text.startswith("TOOL_OUTPUT FAILED"))
+    answer = yield from as_tool_text(
+        _with_sources(jobs.tool_output_answer(args.handle, args.extract, args.mode, **options))
+    )
+    return answer._replace(is_error=answer.is_error or answer.text.startswith("TOOL_OUTPUT FAILED"))
+
+
+def _with_sources(plan: Plan[tuple[str, tuple[Source, ...]]]) -> Plan[ToolText]:
+    text, sources = yield from plan
+    return ToolText(text, sources=sources)
 
 
 def _tool_output(args: ToolOutputArgs, session_id: str, timeout: float) -> Plan[ToolText]:

@@ -10,8 +10,8 @@ from extraction.documents.stats import measure
 from extraction.documents.tokens import DEFAULT_ENCODING
 from extraction.texts.oversize import too_large_message
 from tests.fixtures.stack import Stack
-from toolout import datasets
 from toolout.client import ToolOutAPIError
+from toolout.devstack import datasets
 
 ORDERS_BYTES = 20 << 20
 NEEDLE = datasets.ORDER_NEEDLE.needle

@@ -12,7 +12,7 @@ from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, set
 from openai import AsyncOpenAI
 
 from tests.toolout.integrations.conftest import NEEDLE, TASK
-from toolout import datasets
+from toolout.devstack import datasets
 from toolout.integrations.openai_agents import offload
 from toolout.local import serve
 

@@ -13,7 +13,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from toolout import processes
+from toolout.devstack import processes
 
 TOOLOUT = processes.toolout_argv()
 

@@ -33,8 +33,8 @@ from extraction.directives.manifest import chars_of, tool_manifest
 from extraction.documents.stats import measure
 from extraction.texts.oversize import too_large_message
 from tests.toolout.mcp.npm_filesystem import filesystem_server_entry, node
-from toolout import datasets
-from toolout.mcp import output_uri
+from toolout.devstack import datasets
+from toolout.mcp import lines_uri, output_uri
 from toolout.toolkit.standard import STANDARD_NAMES
 
 BIG_BYTES = 5 << 20
@@ -147,7 +147,9 @@ def test_a_5_mb_file_becomes_the_too_large_message_and_tool_output_extracts_from
     assert not big.is_error and not abstract.is_error
     [answer] = texts(abstract)
     assert answer.startswith(f"ABSTRACT FROM TOOL OUTPUT read_text_file WITH HANDLE {handle}, STRATEGY:")
-    assert datasets.POOL_INCIDENT.needle in answer and links(abstract) == [handle_uri]
+    assert datasets.POOL_INCIDENT.needle in answer
+    incidents = [n for n, line in enumerate(log.read_text().splitlines(), 1) if datasets.POOL_INCIDENT.needle in line]
+    assert links(abstract) == [handle_uri, *(lines_uri(handle, n, n) for n in incidents)]  # the output, its sources
     [head] = window.contents  # the link reads as a resource through the proxy: the log's first window
     assert isinstance(head, types.TextResourceContents) and log.read_text().startswith(head.text) and head.text
     assert progress and progress == sorted(set(progress))  # the job's progress, relayed by the proxy

@@ -28,14 +28,17 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from tests.toolout.mcp import tiny_upstream
-from toolout import processes
+from toolout.devstack import processes
 from toolout.mcp import output_uri
 from toolout.mcp.resources import resource_templates
 from toolout.mcp.server import INSTRUCTIONS
 from toolout.toolkit.standard import STANDARD_NAMES
 
 # Every test here runs the proxy and its upstream as processes (stdio or HTTP servers) against a live API.
-pytestmark = pytest.mark.integration
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.twin("the MCP proxy's upstream transport; the API behind it is the test's stand-in"),
+]
 
 ROOT = Path(__file__).resolve().parents[3]
 TINY = str(Path(tiny_upstream.__file__).resolve())

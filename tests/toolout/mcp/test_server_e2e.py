@@ -21,7 +21,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from tests.toolout.mcp.clients import http_server, over_http, over_stdio
-from toolout import datasets
+from toolout.devstack import datasets
 from toolout.mcp import DEFAULT_MAX_BYTES, output_uri
 from toolout.toolkit.standard import STANDARD_NAMES, standard_tools
 
@@ -89,6 +89,7 @@ def test_lists_the_sessions_outputs_and_the_templates(served: Served) -> None:
     assert [t.uri_template for t in templates.resource_templates] == [
         "toolout://outputs/{handle}",
         "toolout://outputs/{handle}/bytes/{offset}",
+        "toolout://outputs/{handle}/lines/{first}-{last}",
         "toolout://sessions/{session_id}",
     ]
 
@@ -107,7 +108,7 @@ def test_tool_output_on_10_mb_reports_progress_and_finds_the_planted_order(serve
     result = run(served, scenario)
     elapsed = time.monotonic() - started
     assert not result.is_error, result.content
-    text, link = result.content
+    text, link, *_sources = result.content
     assert text.text.startswith(f"ABSTRACT FROM TOOL OUTPUT orders.export WITH HANDLE {served.handle}, STRATEGY:")
     assert datasets.ORDER_NEEDLE.needle in text.text
     assert isinstance(link, types.ResourceLink) and link.uri == output_uri(served.handle)
@@ -115,6 +116,35 @@ def test_tool_output_on_10_mb_reports_progress_and_finds_the_planted_order(serve
     assert len(values) >= 1 and values == sorted(set(values)), progress
     assert all(message and " LLM calls · " in message for _, _, message in progress)
     print(f"tool_output over {served.transport}: {elapsed:.1f}s, {len(progress)} progress notifications: {progress}")
+
+
+LOG_NEEDLE = "2024-03-07T10:15:00 ERROR payment gateway declined order ORD-77341 (code E_CARD_DECLINED)"
+
+
+def test_the_answers_sources_are_resource_links_to_the_cited_lines(served: Served, local_stack: Any) -> None:
+    lines = [f"2024-03-07T10:{i // 60 % 60:02d}:{i % 60:02d} INFO worker-{i % 7} batch {i}" for i in range(20_000)]
+    lines[12_345] = LOG_NEEDLE
+    content = ("\n".join(lines) + "\n").encode()
+    with local_stack.client() as client:
+        handle = client.store(served.session_id, content, tool_name=f"logs.{served.transport}")["handle"]
+
+    async def scenario(session: ClientSession) -> tuple[Any, list[Any]]:
+        arguments = {"handle": handle, "extract": "the payment error for order ORD-77341", "mode": "full-chunked"}
+        result = await session.call_tool("tool_output", arguments)
+        links = [block for block in result.content if isinstance(block, types.ResourceLink)][1:]
+        return result, [await session.read_resource(link.uri) for link in links]
+
+    result, reads = run(served, scenario)
+    text = result.content[0].text
+    links = [block for block in result.content if isinstance(block, types.ResourceLink)][1:]
+    assert links and text.rstrip().splitlines()[-1].startswith("SOURCES: L12346") and "WARNING" not in text
+    for link, read in zip(links, reads, strict=True):
+        first, last = (int(n) for n in str(link.uri).rsplit("/", 1)[1].split("-"))
+        assert str(link.uri) == f"{output_uri(handle)}/lines/{first}-{last}" and link.name == f"L{first}-L{last}"
+        assert link.description.startswith("source of the answer: verified (exact): ")
+        shown = read.contents[0].text
+        assert f"{first:>6}\t" in shown and link.description.split("): ", 1)[1] in "\n".join(lines[first - 1 : last])
+    assert any(LOG_NEEDLE in read.contents[0].text for read in reads)
 
 
 def test_reading_the_resource_window_by_window_gives_the_stored_bytes(served: Served) -> None:

@@ -1,8 +1,8 @@
 """`toolout dev`: a development service in the foreground, from one command, on embedded defaults.
 
 The README's quickstarts run against it from another shell with only the `export` lines it prints. It is put
-together from what the demo, the tests and the benchmarks already start the system with — `toolout.stack`
-holds the processes, `toolout.processes` starts each, `toolout.local.serve` is the in-process API — so a
+together from what the demo, the tests and the benchmarks already start the system with — `toolout.devstack.stack`
+holds the processes, `toolout.devstack.processes` starts each, `toolout.local.serve` is the in-process API — so a
 developer's service is the tested one, not a launcher of its own:
 
 * Redis if one answers (`--redis URL`, else 127.0.0.1:6379): the API and `--workers` Celery workers as
@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolout import processes, seaweedfs
-from toolout.stack import Stack, launch
+from infra.settings import OFFLINE_MODEL
+from toolout.devstack import processes, seaweedfs
+from toolout.devstack.stack import Stack, launch
 
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 DEV_TENANT = "dev"
 DEV_BUCKET = "toolout-dev"
-OFFLINE_MODEL = "openai/toolout-offline"
 
 
 class DevError(RuntimeError):
@@ -104,9 +104,9 @@ def plan(options: DevOptions, root: Path, api_key: str) -> Plan:
 def _add_model(built: Plan, options: DevOptions, logs: Path) -> None:
     """A real model when one is named; else the offline model, which the quickstarts' own model calls reach too."""
     named = options.model or os.environ.get("TOOLOUT_MODEL")
-    if named:
+    if named and named != OFFLINE_MODEL:
         built.settings["model"] = named
-        built.parts.append(f"model: {named} (TOOLOUT_MODEL_API_BASE / _API_KEY or the provider's own variables)")
+        built.parts.append(_real_model_line(named))
         return
     port = processes.free_port()
     base = f"http://127.0.0.1:{port}/v1"
@@ -114,6 +114,18 @@ def _add_model(built: Plan, options: DevOptions, logs: Path) -> None:
     built.settings.update(model=OFFLINE_MODEL, model_api_base=base, model_api_key="offline")
     built.parts.append(f"model: the offline model at {base} (deterministic, no LLM inside; --model for a real one)")
     built.exports.update(OPENAI_BASE_URL=base, OPENAI_API_KEY="offline")
+
+
+def _real_model_line(model: str) -> str:
+    """Where a named model's calls go (the settings' endpoint, else the provider's variables), or DevError when
+    no key is set for it anywhere: every call would be refused, better said now than as a job's error."""
+    from infra.llm.provider import destination
+    from infra.settings import Settings
+
+    going = destination(Settings(model=model), model)
+    if going.missing_keys:
+        raise DevError(f"{going.describe()}; nothing started")
+    return f"model calls: {going.describe()}"
 
 
 def _add_blobs(built: Plan, options: DevOptions, root: Path) -> None:
@@ -228,8 +240,12 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run(options: DevOptions, say: Callable[[str], None], poll_seconds: float = 0.5) -> None:
-    """Start, print the banner, wait for Ctrl-C or SIGTERM, stop everything; DevError if a part fails."""
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    """Start, print the banner, wait for Ctrl-C or SIGTERM, stop everything; DevError if a part fails.
+
+    Both handlers are set here: a process started with SIGINT ignored (from a pytest-xdist worker, or a shell's
+    background job) inherits that, and Python then installs no KeyboardInterrupt of its own, so Ctrl-C did nothing.
+    """
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         with run_directory() as root:
             dev = start(options, root)
@@ -243,4 +259,5 @@ def run(options: DevOptions, say: Callable[[str], None], poll_seconds: float = 0
             finally:
                 dev.stop()
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

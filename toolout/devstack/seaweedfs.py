@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolout import processes
+from toolout.devstack import processes
 
 ACCESS_KEY = "toolout"
 SECRET_KEY = "toolout-secret"

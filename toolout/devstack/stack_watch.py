@@ -1,4 +1,4 @@
-"""What a long run watches on a running stack (`toolout.stack`): its logs, its Redis keys, its processes' memory.
+"""What a long run watches on a running stack (`toolout.devstack.stack`): its logs, Redis keys, processes' memory.
 
 Shared by the soak and capacity benches and the integration tests of sessions that end mid-job, so all judge
 "clean" the same way: no traceback and no ERROR line in any log since the run began, no Redis key
@@ -57,13 +57,26 @@ class LogWatch:
 
     def problems(self) -> dict[str, list[str]]:
         """Per log file, its traceback and ERROR lines written since the watch began."""
-        found = {
-            path.name: [line for line in self.since(path).splitlines() if PROBLEM.search(line)] for path in self.paths
-        }
+        found = {path.name: _problem_lines(self.since(path).splitlines()) for path in self.paths}
         return {name: lines for name, lines in found.items() if lines}
 
     def count(self, pattern: str) -> int:
         return sum(len(re.findall(pattern, self.since(path))) for path in self.paths)
+
+
+def _problem_lines(lines: list[str]) -> list[str]:
+    """The problem lines, each traceback followed by the exception it ended in: a failed run's report names it."""
+    picked = []
+    for n, line in enumerate(lines):
+        if PROBLEM.search(line):
+            picked.append(line + _raised(lines[n + 1 :]) if line.startswith("Traceback") else line)
+    return picked
+
+
+def _raised(rest: list[str]) -> str:
+    """The exception line that ends a traceback: its first line that is not indented."""
+    ending = next((line for line in rest if line and not line[0].isspace()), "")
+    return f" -> {ending}" if ending else ""
 
 
 def key_names(client: redis.Redis) -> set[str]:

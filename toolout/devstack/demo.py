@@ -24,9 +24,9 @@ from rich.panel import Panel
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from infra.settings import REPO_ROOT, get_settings
-from toolout import datasets, processes
+from infra.settings import DATA_DIR, get_settings
 from toolout.client import TERMINAL, ToolOutClient
+from toolout.devstack import datasets, processes
 
 Job = dict[str, Any]
 """A job (or upload answer) as the API returns it."""
@@ -268,7 +268,7 @@ def compare_embedded(
 def run_demo(*, json_mb: int = 20, log_mb: int = 50, worker_count: int = 1, embedded: bool = False) -> int:
     settings = get_settings()
     processes.ensure_redis(settings.redis_url)
-    var = REPO_ROOT / "var" / "demo"
+    var = DATA_DIR / "demo"
     services, base_url, env = start_stack(var, worker_count)
     made = sources(json_mb, log_mb)
     console.rule("toolout demo — offline model (deterministic, no LLM), API, Celery worker, Redis, local blob store")

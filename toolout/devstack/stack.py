@@ -1,6 +1,6 @@
 """One running system — offline model(s), API, Celery workers, Redis, a blob store — as a value.
 
-The integration tests and the benchmarks both start the system this way (`toolout.processes` starts
+The integration tests and the benchmarks both start the system this way (`toolout.devstack.processes` starts
 each process; this module holds them together), so a test and a bench of the same behaviour run the
 same stack: one class, one environment, one way to start and stop it. It lives beside `processes`,
 not in `tests/` or `bench/`, so neither of those imports the other. Like `processes`, it needs only
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import redis
 
-from toolout import processes
 from toolout.client import ToolOutClient
+from toolout.devstack import processes
 
 if TYPE_CHECKING:
     from infra.blobstore import BlobStore
@@ -105,8 +105,7 @@ class Stack:
             httpx.delete(f"{url}/stats", timeout=5)
 
     def stop(self) -> None:
-        for service in reversed(self.services):
-            service.stop()
+        processes.stop_all(self.services[::-1])
         if self.redis_process is not None and self.redis_process.poll() is None:
             self.redis_process.terminate()
             self.redis_process.wait(15)

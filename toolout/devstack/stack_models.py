@@ -19,8 +19,8 @@ from typing import Any
 
 import redis
 
-from toolout import processes
-from toolout.stack import Stack, answering_worker, launch, offline_env
+from toolout.devstack import processes
+from toolout.devstack.stack import Stack, answering_worker, launch, offline_env
 
 CHEAP, STRONG, BROKEN = "openai/gpt-4o-mini", "openai/gpt-4o", "openai/toolout-broken"
 WINDOW = {"api_key": "offline", "context_tokens": 3000, "max_output_tokens": 400}

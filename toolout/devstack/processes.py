@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,8 +52,8 @@ def wait_for(check: Callable[[], bool], *, timeout: float, interval: float = 0.1
 
 
 def http_ok(url: str) -> Callable[[], bool]:
-    """A probe of `url`; a plain-HTTP one builds no TLS context (certifi's CA file: 30 ms of CPU a try, which a
-    launcher polling every 0.2 s spent while the processes it waits for needed the cores)."""
+    """A probe of `url`; a plain-HTTP one builds no TLS context (loading certifi's CA file costs CPU on every try, which
+    a launcher polling every 0.2 s spent while the processes it waits for needed the cores)."""
     verify = url.startswith("https://")
     return lambda: httpx.get(url, timeout=5.0, verify=verify).status_code == 200
 
@@ -103,14 +103,30 @@ class Service:
             os.killpg(self.process.pid, sig)
 
     def stop(self, timeout: float = 15.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.kill(signal.SIGTERM)
+        stop_all([self], timeout)
+
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def wait_or_kill(self, deadline: float) -> None:
+        """Wait for the exit until `deadline` (monotonic), then SIGKILL the group."""
+        assert self.process is not None
         try:
-            self.process.wait(timeout)
+            self.process.wait(max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             self.kill(signal.SIGKILL)
             self.process.wait(5)
+
+
+def stop_all(services: Sequence[Service], timeout: float = 15.0) -> None:
+    """SIGTERM every service at once, then one shared deadline before SIGKILL. One after another, Ctrl-C waited
+    for each in turn: a worker finishing its tasks, then the API draining, then the model, each up to `timeout`."""
+    running = [service for service in services if service.running()]
+    for service in running:
+        service.kill(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    for service in running:
+        service.wait_or_kill(deadline)
 
 
 def toolout_argv(*args: str) -> list[str]:
@@ -221,5 +237,4 @@ def running(*services: Service, timeout: float = 90.0) -> Iterator[list[Service]
             service.wait_ready(timeout)
         yield started
     finally:
-        for service in reversed(started):
-            service.stop()
+        stop_all(started[::-1])
