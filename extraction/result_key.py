@@ -5,7 +5,7 @@ caller's tenant (never shared across tenants), the document (its sha256, not its
 bytes uploaded again are the same document), the request (extract and mode), the source tool's name
 and arguments (the prompts quote both, and the result's header names the tool), the model, and the
 prompt version: every prompt text the extractor can send, the tool schemas the sub-agent gets, and
-the settings that change the answer (given by the caller: chunk overlap, routing thresholds, model
+the settings that change the answer (given by the caller: chunk overlap, mode-choice thresholds, model
 limits, agent bounds, ...). A change to any of them changes the key, so no stale answer is served.
 """
 
@@ -35,6 +35,7 @@ def prompt_version(parameters: Mapping[str, Any]) -> str:
         doc_bytes=1,
         doc_lines=1,
         doc_tokens=1,
+        cite=bool(parameters.get("evidence")),
     )
     prompts = [
         map_messages(ctx, "<CHUNK>", chunk_index=1, chunk_total=2, overlap_percent=10.0),

@@ -1,1 +1,1 @@
-"""Celery workers: thin tasks that decode arguments, call `extraction`, and persist through `infra`."""
+"""A job's steps (`workers.job`) and what carries them: Celery workers (`workers.celery`) or a local thread pool."""

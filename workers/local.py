@@ -18,7 +18,7 @@ from typing import Any
 
 from extraction.errors import NotFound
 from workers.job import drive, outcomes
-from workers.job.pipeline import job_over
+from workers.job.context import job_over
 from workers.job.preload import preload
 from workers.job.runtime import Runtime
 from workers.job.steps import Fanout, Start, Step
@@ -96,7 +96,7 @@ class LocalDispatcher:
 
     def _fail(self, job_id: str, error: str) -> None:
         with contextlib.suppress(NotFound):  # deleted meanwhile: nothing left to end
-            outcomes.fail(self.rt, self.rt.jobs.get(job_id), error)
+            outcomes.fail(self.rt, self.rt.jobs.records.get(job_id), error)
 
     def close(self) -> None:
         self._jobs.shutdown(wait=True, cancel_futures=True)

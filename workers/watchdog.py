@@ -5,7 +5,7 @@ fan-in's counts lost while Redis was down), a SIGKILLed worker's unacked tasks (
 `visibility_timeout_seconds`, an hour by default), a start message lost with the broker: each
 leaves a live job nobody works on. Every `watchdog_interval_seconds` one worker — whichever takes
 that tick's Redis lock — looks at the jobs past their deadline in the active-jobs index (every per-slot
-copy of it: `JobStore.overdue`) and, decided atomically in Redis, re-submits each (`start_extraction` is
+copy of it: `JobWatch.overdue`) and, decided atomically in Redis, re-submits each (`start_extraction` is
 idempotent: stored map and reduce outputs are reused, so only lost work is redone; a read-grep agent starts
 over) with a new deadline, until `job_max_attempts`; then it fails the job with a reason (`workers.job.outcomes`).
 If the old tasks were only slow, not lost, both runs proceed: HSETNX lets one store each output,
@@ -48,13 +48,13 @@ def run_watchdog_once(rt: Runtime, now: float | None = None, *, submit: Submit) 
     """Retry or fail every job past its deadline at `now` (no lock: callers decide who runs a pass)."""
     now = time.time() if now is None else now
     report = WatchdogReport()
-    for job_id in rt.jobs.overdue(now):
+    for job_id in rt.jobs.watch.overdue(now):
         settle_overdue(rt, job_id, now, submit, report)
     return report
 
 
 def settle_overdue(rt: Runtime, job_id: str, now: float, submit: Submit, report: WatchdogReport) -> None:
-    action = rt.jobs.retry_overdue(job_id, now=now, max_attempts=rt.settings.job_max_attempts)
+    action = rt.jobs.watch.retry_overdue(job_id, now=now, max_attempts=rt.settings.job_max_attempts)
     if action is OverdueAction.RETRY:
         _retry(rt, job_id, submit, report)
     elif action is OverdueAction.GIVE_UP:
@@ -74,7 +74,7 @@ def _retry(rt: Runtime, job_id: str, submit: Submit, report: WatchdogReport) -> 
 
 def _give_up(rt: Runtime, job_id: str, report: WatchdogReport) -> None:
     try:
-        job = rt.jobs.get(job_id)
+        job = rt.jobs.records.get(job_id)
     except NotFound:
         return
     if outcomes.give_up_overdue(rt, job):
@@ -98,7 +98,7 @@ class Watchdog(threading.Thread):
     def tick(self) -> WatchdogReport | None:
         """One tick: None when another worker holds this tick's lock or Redis is unreachable."""
         try:
-            if self.rt.jobs.claim_watchdog_tick(self.owner, self.interval):
+            if self.rt.jobs.watch.claim_watchdog_tick(self.owner, self.interval):
                 return run_watchdog_once(self.rt, submit=self.submit)
         except BackendUnavailable as exc:
             log.warning("watchdog tick skipped: %s", exc.message)

@@ -9,7 +9,7 @@ a UTF-8 character boundary, and preferably onto a line boundary found in the las
 `snap_fraction` of the chunk. A line boundary that is also an index piece boundary is preferred
 over any other, because its token count is known without reading or re-encoding anything. The
 next chunk starts about `overlap` of a chunk before the previous end (± `snap_fraction`/2 to
-land on a line start), and the plan adapts after each cut so snapping never leaves a remainder.
+land on a line start), and the chunk plan adapts after each cut so snapping never leaves a remainder.
 
 Guarantees (property-tested): chunk 0 starts at 0, the last chunk ends at `size`, consecutive
 chunks overlap or touch (every byte is in some chunk), every chunk has at least one byte, and
@@ -135,7 +135,7 @@ class _Window:
     """Where a cut may go: token range [lo, hi] and byte range (after, limit].
 
     Without a line boundary there, the cut goes to the `exact` token, or to a piece boundary
-    within `tolerance` tokens of it (no re-encoding needed; the small shift hardly moves the plan).
+    within `tolerance` tokens of it (no re-encoding needed; the small shift hardly moves the chunk plan).
     """
 
     lo: int

@@ -10,7 +10,7 @@ Long lines are clipped to `max_line_chars`: a match line keeps a window around t
 (``[line clipped: N chars before] …window… [line clipped: M more chars]``), a context line keeps
 its head (``head… [line clipped: M more chars]``). `matches` counts matching lines, not occurrences.
 
-Why it is built around blocks, not lines: a Python loop per line is ~10x slower than `grep -n`.
+Why it is built around blocks, not lines: a Python loop per line is far slower than `grep -n`.
 The blob streams through in large blocks; a matcher that offers `candidate_offsets` finds hits
 in a whole block at once (C `bytes.find`, or RE2 in infra), and only the lines around a hit are
 cut out, decoded and checked with `search(line)` — the definition of a match. Matchers without
@@ -50,7 +50,7 @@ DEFAULT_BLOCK = 8 << 20
 DEFAULT_LONG_LINE = 64 << 20
 _NL = NL[0]
 _FAR = 256 << 10  # past this distance a line number is cheaper to get from the index than by counting
-SLICE = 1 << 20  # the clock is read between slices this size (a heavy RE2 pattern spends ~3 s on 1 MB)
+SLICE = 1 << 20  # the clock is read between slices this size (a heavy RE2 pattern can spend the whole budget on one)
 _pos = itemgetter(0)
 Cursor = tuple[int, int | None]  # (line start in the buffer, its line number if known)
 
@@ -89,7 +89,7 @@ def _strip_cr(raw: bytes) -> bytes:
 class _Numbering:
     """Line numbers from a `LineIndex`, so grep need not count the newlines of every block.
 
-    `bytes.count` runs at about 1 GB/s — as slow as the search itself. With the index, a hit's
+    `bytes.count` over every block costs as much as the search itself. With the index, a hit's
     number is counted from the nearest sampled line only. The last two blocks are held for
     that; older bytes are re-read (only when lines average more than block_size/every bytes).
     """

@@ -37,6 +37,9 @@ SNIFFED = frozenset({"", "text/plain", "application/octet-stream"})
 _HTML_START = re.compile(rb"^(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html[\s>])", re.IGNORECASE | re.DOTALL)
 _XHTML_NS = b"http://www.w3.org/1999/xhtml"
 _BOM = b"\xef\xbb\xbf"
+_JSON_START = re.compile(rb'(?:\[\s*(?:[\[{"\]\-0-9]|true|false|null|\Z)|\{\s*(?:["}]|\Z))')
+"""A JSON array or object as it opens: `[` then a value or `]`, `{` then a key or `}` (or the head ends there).
+A bracket alone is not enough: a log line opens with `[Sun Dec 04 04:47:44 2005]`."""
 
 
 def media_type(content_type: str) -> str:
@@ -64,9 +67,14 @@ def sniffed_markup(head: bytes) -> ContentKind:
         return ContentKind.XHTML if _XHTML_NS in start else ContentKind.HTML
     if start[:5].lower() == b"<?xml" and _XHTML_NS in start and b"<html" in start.lower():
         return ContentKind.XHTML
-    if start[:1] in (b"{", b"["):
+    if opens_json(start):
         return ContentKind.JSON
     return ContentKind.TEXT
+
+
+def opens_json(start: bytes) -> bool:
+    """Whether `start` (leading whitespace and BOM removed) begins like a JSON array or object."""
+    return _JSON_START.match(start) is not None
 
 
 def is_text(head: bytes) -> bool:

@@ -48,7 +48,7 @@ MIN_PIECE_BYTES = 16
 
 
 class DocumentStats(BaseModel):
-    """What routing, the oversize message and the prompts need to know about a document."""
+    """What the mode choice, the oversize message and the prompts need to know about a document."""
 
     bytes: int
     lines: int

@@ -2,8 +2,8 @@
 
 The `query` strategy loads an output into tables (JSON array, JSON object of arrays, NDJSON,
 CSV/TSV). Loading is the real test, and it happens on the query worker; this sniff only lets
-`auto` route cheaply at the start step: a wrong guess costs one failed load, after which the job
-is routed as if the output were text.
+`auto` choose cheaply at the start step: a wrong guess costs one failed load, after which the mode
+is chosen as if the output were text.
 """
 
 from __future__ import annotations
@@ -12,9 +12,13 @@ import csv
 import json
 from enum import StrEnum
 
+from extraction.documents.kinds import opens_json
+
 SNIFF_BYTES = 64 * 1024
 """How much of the head the sniff reads (one ranged read at the start step)."""
 
+_JSON_OPENING = 256
+"""Characters enough to see how a JSON array or object opens (`opens_json`)."""
 _CSV_TYPES = {"text/csv": "csv", "text/tab-separated-values": "tsv"}
 
 
@@ -31,10 +35,8 @@ def sniff_structured(head: bytes, content_type: str = "") -> StructuredKind | No
     declared = _CSV_TYPES.get(content_type.split(";", 1)[0].strip().lower())
     if declared:
         return StructuredKind(declared)
-    if text[:1] == "[":
-        return StructuredKind.JSON
-    if text[:1] == "{":
-        return StructuredKind.NDJSON if _ndjson(text) else StructuredKind.JSON
+    if opens_json(text[:_JSON_OPENING].encode("utf-8")):
+        return StructuredKind.NDJSON if text[:1] == "{" and _ndjson(text) else StructuredKind.JSON
     return _delimited(text)
 
 

@@ -68,7 +68,7 @@ def token_boundaries(raw: bytes, start: int, encoding_name: str, *, with_table: 
     """Absolute byte offsets of the token boundaries of `raw` (first = start, last = its end).
 
     Token byte lengths come from decoding the tokens, or from a per-encoding table once a run
-    has encoded enough pieces to repay building it (about 0.1 s).
+    has encoded enough pieces to repay building it.
     """
     text, invalid = decode_lossy(raw)
     encoding = get_encoding(encoding_name)

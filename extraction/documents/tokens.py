@@ -1,6 +1,6 @@
 """Tokenizer selection and the byte/text helpers every token count in the engine shares.
 
-Token counts decide chunk sizes and routing, so the stats pass and the chunk planner must decode
+Token counts decide chunk sizes and the mode choice, so the stats pass and the chunk planner must decode
 bytes to text in exactly the same way; `decode_lossy` is that one way.
 """
 

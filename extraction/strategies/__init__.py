@@ -1,1 +1,1 @@
-"""The extraction strategies as plain steps: routing, full-chunked map-reduce, the read-grep agent loop, truncate."""
+"""The extraction strategies as plain steps: mode choice, full-chunked map-reduce, read-grep's agent loop, truncate."""

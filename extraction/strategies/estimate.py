@@ -1,4 +1,4 @@
-"""What a job will spend before it runs: model calls and tokens, from the same plans the job follows.
+"""What a job will spend before it runs: model calls and tokens, from the same chunk and reduce plans the job follows.
 
 * full-chunked — the chunks are the planner's (`chunking.plan_chunks`, at the budget the start step
   computes), so the map calls are exact and their input tokens are each chunk's tokens plus its
@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -134,11 +135,20 @@ def _reduce_calls(tree: Tree) -> list[int]:
 
 
 def map_call_tokens(chunk: Chunk, total: int, ctx: PromptContext, limits: ModelLimits, overlap_percent: float) -> int:
-    """One map call's input: the map prompt at this chunk's numbering, plus the chunk's own tokens."""
+    """One map call's input: the map prompt at this chunk's numbering, plus the chunk's own tokens (and, when
+    the chunk is shown line-numbered, its lines' numbers)."""
     prompt = map_messages(
         sizing_context(ctx), "", chunk_index=chunk.index + 1, chunk_total=total, overlap_percent=overlap_percent
     )
-    return messages_tokens(prompt, limits.encoding) + chunk.tokens
+    return messages_tokens(prompt, limits.encoding) + chunk.tokens + numbers_tokens(chunk, ctx)
+
+
+def numbers_tokens(chunk: Chunk, ctx: PromptContext) -> int:
+    """What the Read-style numbers of a chunk's lines take: its share of the document's lines, each number at
+    what numbers cost on this document (`PromptContext.number_tokens`)."""
+    if not ctx.cite or not ctx.doc_tokens:
+        return 0
+    return math.ceil(chunk.tokens * ctx.doc_lines / ctx.doc_tokens * ctx.number_tokens)
 
 
 def read_grep(

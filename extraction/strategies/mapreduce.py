@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from extraction.documents.tokens import count_tokens
 from extraction.errors import ExtractionError, ReportParseError
+from extraction.evidence.citations import number_lines
 from extraction.protocols import LLM, LLMReply, Message, Usage
 from extraction.strategies.reduce_plan import even_groups
 from extraction.texts.nonce import WIDEST_NONCE
@@ -80,9 +81,8 @@ def plan_reduce_groups(outputs: list[str], ctx: PromptContext, limits: ModelLimi
     a single final reduce).
 
     Planned when the outputs are there, from what they really take: short answers that fit one call
-    get one call, however many there are. (The reduce tree was once planned from the count alone, every
-    output given a full answer's room so an estimate could count it exactly: 32 short answers took 6
-    group reduces and a final one, a model round trip and 6 calls more than they needed.)
+    get one call, however many there are. Planned from the count alone, with every output given a full
+    answer's room, short answers would take group reduces they do not need: a model round trip and calls more.
     """
     return even_groups(output_sizes(outputs, ctx, limits), reduce_budget(ctx, limits))
 
@@ -134,9 +134,15 @@ def map_chunk(
     overlap_percent: float,
     limits: ModelLimits,
     attempts: int,
+    first_line: int = 1,
 ) -> tuple[FinalReport, Usage]:
-    """One map call over one chunk (`index` is 0-based; the prompt shows it 1-based)."""
-    messages = map_messages(ctx, text, chunk_index=index + 1, chunk_total=total, overlap_percent=overlap_percent)
+    """One map call over one chunk (`index` is 0-based; the prompt shows it 1-based).
+
+    When the job asks for evidence the chunk is shown numbered as Read numbers lines, from `first_line`
+    (the document-wide number of its first line), so the numbers the model cites are the output's.
+    """
+    shown = number_lines(text, first_line) if ctx.cite else text
+    messages = map_messages(ctx, shown, chunk_index=index + 1, chunk_total=total, overlap_percent=overlap_percent)
     return ask_for_report(llm, messages, ctx.nonce, attempts=attempts, max_tokens=limits.max_output_tokens)
 
 

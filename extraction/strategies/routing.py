@@ -1,9 +1,9 @@
-"""Which extraction strategy runs (docs/spec/tool-output.md §Routing), with the reason kept for logs and results.
+"""Which extraction strategy runs (docs/spec/tool-output.md §Mode choice), with the reason kept for logs and results.
 
 auto picks full-chunked when the document fits `max_chunks_for_full` chunks (one call reads it all).
 A bigger document that looks like structured data (`structured`: JSON, NDJSON, CSV/TSV, sniffed from
 its first bytes) goes to `query` — SQL answers lookups and counts exactly for a few thousand tokens;
-if it then does not load, the query step routes it again as text. Otherwise, when its lines
+if it then does not load, the query step chooses again as for text. Otherwise, when its lines
 are so long on average (minified JSON, base64) that reading and grepping by line cannot work;
 in that second case full-chunked runs with as many chunks as the document needs. Otherwise
 auto picks read-grep. An explicit mode is always obeyed.

@@ -108,14 +108,14 @@ class LiteLLMClient:
     def warm_up(self) -> None:
         """Import litellm now (seconds), and run one mocked completion through this client's request (no
         request leaves the process: `mock_response`), so the first real call pays for neither: litellm sets
-        up its provider path lazily on the first call (0.6-1.4 s measured on a busy 2-core box, the
-        first query job's whole budget). A warm-up that fails only leaves that cost to the first call."""
+        up its provider path lazily on the first call, which can cost the first query job its whole
+        budget. A warm-up that fails only leaves that cost to the first call."""
         litellm = _litellm()
         request = self._request([{"role": "user", "content": "warm-up"}], None, 1)
         try:
             litellm.completion(**request, mock_response="ok")
-            # The OpenAI SDK litellm calls imports its resource classes on a client's first `.chat` (2 s of
-            # pydantic models on this box; the mocked call stops short of it): a real first call then takes 0.15 s.
+            # The OpenAI SDK litellm calls imports its resource classes (many pydantic models) on a client's first
+            # `.chat`, which the mocked call stops short of: imported here, a real first call pays only for itself.
             importlib.import_module("openai.resources")
             if self.hedger is not None:
                 self._warm_hedged(litellm, self.hedger, request)

@@ -10,13 +10,16 @@ completion. What counts:
   except 401/403: the key is refused, so every call would fail too → down;
 * 5xx, a refused connection, a timeout (a server that accepts and never answers) → down, with why.
 
-A model with no `api_base` goes to its provider's own endpoint (api.openai.com, Anthropic, …): there is
-nothing of ours to probe, and the only certain check would be a paid call, so it is reported as up
-and "not probed". Several stages on one endpoint are probed once.
+A model with no `api_base` goes where its provider's variables say (`infra.llm.provider`): `OPENAI_BASE_URL`
+is probed like any endpoint; a provider's public endpoint (api.openai.com, Anthropic, …) is not ours to
+probe, and the only certain check would be a paid call, so it is reported as up and "not probed" — unless
+no key is set for it at all, which is down: every call would be refused. Several stages on one endpoint are
+probed once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -25,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from infra.llm.provider import destination
 from infra.settings import Settings
 
 REFUSED_KEY = frozenset({401, 403})
@@ -38,6 +42,7 @@ class ModelEndpoint:
     model: str
     api_base: str | None
     api_key: str | None = field(default=None, repr=False)
+    missing_keys: tuple[str, ...] = ()
 
     @property
     def check_name(self) -> str:
@@ -62,17 +67,19 @@ def model_endpoints(settings: Settings) -> list[ModelEndpoint]:
         return [ModelEndpoint("model", settings.model, settings.model_api_base, settings.model_api_key)]
     endpoints = []
     for stage in getattr(settings, "stages", ("map", "reduce", "agent")):
-        model = stage_model(stage)
-        config = config_for(model)
-        endpoints.append(ModelEndpoint(stage, model, config.api_base, config.api_key))
+        going = destination(settings, stage_model(stage))
+        endpoints.append(ModelEndpoint(stage, going.model, going.api_base, going.api_key, going.missing_keys))
     if len({(e.model, e.api_base) for e in endpoints}) == 1:  # every stage on one model: one check, `model`
-        return [ModelEndpoint("model", endpoints[0].model, endpoints[0].api_base, endpoints[0].api_key)]
+        return [dataclasses.replace(endpoints[0], stage="model")]
     return endpoints
 
 
 def probe_endpoint(endpoint: ModelEndpoint, timeout: float, get: Callable[..., Any] = httpx.get) -> ProbeResult:
     """One `GET {api_base}/models`, bounded by `timeout` (connect and read each)."""
     where = f"{endpoint.model} at {endpoint.api_base}"
+    if endpoint.missing_keys:
+        keys = " or ".join(endpoint.missing_keys)
+        return ProbeResult(False, f"{endpoint.model}: no API key (set {keys}, or TOOLOUT_MODEL_API_KEY)")
     if endpoint.api_base is None:
         return ProbeResult(True, f"{endpoint.model}: the provider's own endpoint (no api_base), not probed")
     headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}

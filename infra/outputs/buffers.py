@@ -29,7 +29,8 @@ from infra.outputs.stored import StoredOutput
 from infra.outputs.storing import Target, UploadMeta, WriteOptions, store_output
 from infra.outputs.variables import SessionVariables
 from infra.outputs.versions import StoredSource
-from infra.stores.records import OutputRecord, RecordStore, SessionRecord, Space
+from infra.outputs.views import reading_view
+from infra.stores.records import OutputRecord, RecordStores, SessionRecord, Space
 
 EXPORT_SOURCE = "export"
 
@@ -39,7 +40,7 @@ class SessionBuffers:
 
     def __init__(
         self,
-        records: RecordStore,
+        records: RecordStores,
         blobs: BlobStore,
         session: SessionRecord,
         *,
@@ -56,20 +57,24 @@ class SessionBuffers:
             raise unknown_buffer(name, self.variables.names())
         return record
 
+    def _readable(self, name: str) -> OutputRecord:
+        """The variable as the model may read it: its redacted view when it holds secrets."""
+        return reading_view(self._record(name))
+
     def _output(self, name: str) -> StoredOutput:
         return StoredOutput(
-            self.blobs, self._record(name), block_size=self.options.block_size, grep_time_budget=self.grep_time_budget
+            self.blobs, self._readable(name), block_size=self.options.block_size, grep_time_budget=self.grep_time_budget
         )
 
     def buffers(self) -> Sequence[BufferInfo]:
-        return [buffer_info(record) for record in self.variables.all_records()]
+        return [buffer_info(reading_view(record)) for record in self.variables.all_records()]
 
     def info(self, name: str) -> BufferInfo | None:
         record = self.variables.record(name)
-        return buffer_info(record) if record is not None else None
+        return buffer_info(reading_view(record)) if record is not None else None
 
     def read_chars(self, name: str, offset: int, length: int) -> str:
-        record = self._record(name)
+        record = self._readable(name)
         if record.chars == record.stats.bytes:  # one byte per character: byte offsets are char offsets
             return read_content(self.blobs, record, offset, offset + length).decode("utf-8", errors="replace")
         return _char_window(self.blobs, record, offset, length, self.options.block_size)
@@ -92,7 +97,7 @@ class SessionBuffers:
 
 
 def export_output(
-    records: RecordStore,
+    records: RecordStores,
     blobs: BlobStore,
     session: SessionRecord,
     source: OutputRecord,

@@ -76,6 +76,9 @@ def stored_blob_keys(record: OutputRecord) -> list[str]:
     """The blobs an output owns (none when it is inline)."""
     view = record.text_view
     view_keys = [] if view is None or view.inline is not None else [view.blob_key, view.index_key, view.lines_key]
+    redacted = record.redaction.view if record.redaction is not None else None
+    if redacted is not None and redacted.inline is None:
+        view_keys += [redacted.blob_key, redacted.index_key, redacted.lines_key]
     if record.inline is not None:
         return []
     return [key for key in (record.blob_key, record.index_key, record.lines_key, *view_keys) if key]

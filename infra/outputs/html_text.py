@@ -55,6 +55,9 @@ _BLOCK_END = re.compile(
 _LINK_TITLE = re.compile(r"""(<a\b[^>]*?)\s+title=(?:"[^"]*"|'[^']*')""", re.IGNORECASE)
 """A link's tooltip: not visible text, and Sphinx gives every cross-reference one (4 % of a page's tokens)."""
 _RAW_OPEN = re.compile(r"<(script|style)[\s>]", re.IGNORECASE)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+"""C0 control characters other than HTML's whitespace: never visible text, and a piece dense with them is
+refused whole by the converter as "binary data", which would cost the page its text view."""
 
 
 def converter_name() -> str:
@@ -62,9 +65,10 @@ def converter_name() -> str:
 
 
 def to_markdown(html: str) -> str:
-    """One document or piece as Markdown, links without their tooltips (what the converter cannot parse is an
-    error for the caller)."""
-    return str(html_to_markdown.convert(_LINK_TITLE.sub(r"\1", html), OPTIONS).content)
+    """One document or piece as Markdown, links without their tooltips and the text without control characters
+    (what the converter cannot parse is an error for the caller)."""
+    readable = _LINK_TITLE.sub(r"\1", _CONTROLS.sub("", html))
+    return str(html_to_markdown.convert(readable, OPTIONS).content)
 
 
 def markdown_blocks(blocks: Iterable[bytes], *, piece_chars: int = PIECE_CHARS) -> Iterator[bytes]:

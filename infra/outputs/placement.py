@@ -11,7 +11,7 @@ The write modes of docs/spec/directives.md §Write modes over immutable versions
   (`extraction.directives.file_paths.fresh_file_path`: `a.md`, `a_2.md`, …).
 * no name (`Target.key is None`): the default name `<tool>_<n>`, `n` counted per tool per session.
 
-Every attempt ends with one compare-and-set of the alias (`RecordStore.bind_alias`): it binds only if
+Every attempt ends with one compare-and-set of the alias (`RecordNames.bind_alias`): it binds only if
 the alias still points where the attempt started from. A writer that loses a race (two appends to
 one variable, two `new` writes wanting `foo_2`) throws its version away and tries again from what
 won, so concurrent writes are serialised and none is lost. The version an alias leaves is retired,
@@ -30,7 +30,7 @@ from extraction.errors import Conflict
 from extraction.variables.names import default_name, fresh_name, tool_base_name
 from infra.errors import BackendUnavailable, BlobNotFound
 from infra.outputs.versions import Part
-from infra.stores.records import OutputRecord, RecordStore, Space
+from infra.stores.records import OutputRecord, RecordStores, Space
 
 log = logging.getLogger("toolout.placement")
 
@@ -66,7 +66,7 @@ class _Attempt:
     current: OutputRecord | None
 
 
-def place(records: RecordStore, part: Part, target: Target) -> OutputRecord:
+def place(records: RecordStores, part: Part, target: Target) -> OutputRecord:
     """Write `part` to `target`; returns the version now bound there (with its `name` or `path` set)."""
     placed: OutputRecord | None = None
     try:
@@ -83,7 +83,7 @@ def place(records: RecordStore, part: Part, target: Target) -> OutputRecord:
         _drop_unused_part(records, part, placed)
 
 
-def _try(records: RecordStore, part: Part, target: Target) -> OutputRecord | None:
+def _try(records: RecordStores, part: Part, target: Target) -> OutputRecord | None:
     attempt = _start(records, part, target)
     current = attempt.current
     appending = target.mode is WriteMode.APPEND and current is not None
@@ -91,9 +91,9 @@ def _try(records: RecordStore, part: Part, target: Target) -> OutputRecord | Non
     if version is None:
         return None
     version = version.model_copy(update=_placement_fields(target.space, attempt.key, current, version))
-    records.put_output(version)
+    records.outputs.put_output(version)
     try:
-        swap = records.bind_alias(
+        swap = records.names.bind_alias(
             version.session_id, target.space, attempt.key, version.handle, expected=attempt.expected
         )
     except BaseException:
@@ -103,11 +103,11 @@ def _try(records: RecordStore, part: Part, target: Target) -> OutputRecord | Non
         _drop(records, part, version)
         return None
     if current is not None and current.handle != version.handle:
-        records.retire_output(current, part.writer.options.clock())
+        records.retention.retire_output(current, part.writer.options.clock())
     return version
 
 
-def _appended(records: RecordStore, part: Part, target: Target, attempt: _Attempt) -> OutputRecord | None:
+def _appended(records: RecordStores, part: Part, target: Target, attempt: _Attempt) -> OutputRecord | None:
     """The current version's content joined with the part's; None when the alias moved meanwhile (retry from
     what won).
 
@@ -120,7 +120,7 @@ def _appended(records: RecordStore, part: Part, target: Target, attempt: _Attemp
         try:
             return part.writer.appended(current, part)
         except BlobNotFound:
-            if records.alias(current.session_id, target.space, attempt.key) != attempt.expected:
+            if records.names.alias(current.session_id, target.space, attempt.key) != attempt.expected:
                 return None
             delay = next(delays, None)
             if delay is None:
@@ -144,39 +144,39 @@ def _placement_fields(space: Space, key: str, current: OutputRecord | None, vers
     return fields
 
 
-def _start(records: RecordStore, part: Part, target: Target) -> _Attempt:
+def _start(records: RecordStores, part: Part, target: Target) -> _Attempt:
     """Which key this attempt writes, and what it expects the alias to hold now."""
     session = part.writer.session
     if target.key is None:
         return _Attempt(_default_name(records, session.id, part.meta.tool_name), None, None)
     if target.mode is WriteMode.NEW:
-        existing = records.aliases(session.id, target.space)
+        existing = records.names.aliases(session.id, target.space)
         fresh = fresh_name if target.space is Space.VARIABLE else fresh_file_path
         return _Attempt(fresh(target.key, existing), None, None)
-    handle = records.alias(session.id, target.space, target.key)
-    current = records.find_output(handle, session.tenant) if handle else None
+    handle = records.names.alias(session.id, target.space, target.key)
+    current = records.outputs.find_output(handle, session.tenant) if handle else None
     return _Attempt(target.key, handle, current)
 
 
-def _default_name(records: RecordStore, session_id: str, tool: str) -> str:
+def _default_name(records: RecordStores, session_id: str, tool: str) -> str:
     """The next `<tool>_<n>` not already taken (an explicit name may have taken one)."""
-    taken = records.aliases(session_id, Space.VARIABLE)
-    while (name := default_name(tool, records.next_count(session_id, tool_base_name(tool)))) in taken:
+    taken = records.names.aliases(session_id, Space.VARIABLE)
+    while (name := default_name(tool, records.names.next_count(session_id, tool_base_name(tool)))) in taken:
         continue
     return name
 
 
-def _drop(records: RecordStore, part: Part, version: OutputRecord) -> None:
+def _drop(records: RecordStores, part: Part, version: OutputRecord) -> None:
     """A version that lost its compare-and-set: its record goes; its blobs too, unless they are the part's."""
-    records.delete_output(version)
+    records.outputs.delete_output(version)
     if part.materialised is None or version.handle != part.materialised.handle:
         part.writer.discard(version)
 
 
-def _drop_unused_part(records: RecordStore, part: Part, placed: OutputRecord | None) -> None:
+def _drop_unused_part(records: RecordStores, part: Part, placed: OutputRecord | None) -> None:
     """The part was written as a version but an append placed a combined one instead: remove it."""
     version = part.materialised
     if version is None or (placed is not None and placed.handle == version.handle):
         return
-    records.delete_output(version)
+    records.outputs.delete_output(version)
     part.writer.discard(version)

@@ -16,11 +16,11 @@ from extraction.documents.stats import Measured
 from extraction.errors import NotFound
 from infra.blobstore import BlobStore
 from infra.outputs.content import stored_blob_keys
+from infra.outputs.metering import Known
 from infra.outputs.placement import DEFAULT_TARGET, Target, place
 from infra.outputs.versions import (
     LINE_INDEX_SUFFIX,
     TOKEN_INDEX_SUFFIX,
-    Known,
     Part,
     Source,
     UploadMeta,
@@ -28,8 +28,9 @@ from infra.outputs.versions import (
     WriteOptions,
     Writer,
 )
+from infra.outputs.views import reading_view
 from infra.settings import Settings
-from infra.stores.records import OutputRecord, RecordStore, SessionRecord
+from infra.stores.records import OutputRecord, RecordStores, SessionRecord
 
 if TYPE_CHECKING:  # infra.query imports this module (`loaded_form_prefix`)
     from infra.query.loaded_forms import LoadedForms
@@ -71,7 +72,7 @@ def output_blob_keys(record: OutputRecord) -> list[str]:
 
 def store_output(
     blobs: BlobStore,
-    records: RecordStore,
+    records: RecordStores,
     session: SessionRecord,
     meta: UploadMeta,
     measured: Measured,
@@ -106,18 +107,26 @@ def store_output(
 
 
 def delete_stored_output(
-    blobs: BlobStore, records: RecordStore, record: OutputRecord, forms: LoadedForms | None = None
+    blobs: BlobStore, records: RecordStores, record: OutputRecord, forms: LoadedForms | None = None
 ) -> None:
     """Remove one version: its blobs first, so a failure leaves a record a retry can still find; the pointer
     to its loaded form (`forms`) last, after the record, so a keeper racing the deletion sees one or the other
     gone and forgets it itself (`infra.query.loaded_forms`). `forms` None: nothing can have loaded it yet."""
     for key in output_blob_keys(record):
         blobs.delete(key)
-    if record.inline is None:
-        blobs.delete_prefix(loaded_form_prefix(record))  # the query strategy's Parquet tables, if any
-    records.delete_output(record)
+    readable = read_forms(record)
+    for form in readable:
+        if form.inline is None:
+            blobs.delete_prefix(loaded_form_prefix(form))  # the query strategy's Parquet tables, if any
+    records.outputs.delete_output(record)
     if forms is not None:
-        forget_loaded_form(forms, record)
+        for form in readable:
+            forget_loaded_form(forms, form)
+
+
+def read_forms(record: OutputRecord) -> list[OutputRecord]:
+    """The record as tables may have been loaded from it: as stored, and as its redacted view."""
+    return [record] if record.redaction is None else [record, reading_view(record)]
 
 
 def forget_loaded_form(forms: LoadedForms, record: OutputRecord) -> None:
@@ -127,12 +136,12 @@ def forget_loaded_form(forms: LoadedForms, record: OutputRecord) -> None:
         forms.forget(record.tenant, record.stats.sha256, loaded_form_prefix(record))
 
 
-def _require_session(records: RecordStore, session_id: str, tenant: str) -> None:
+def _require_session(records: RecordStores, session_id: str, tenant: str) -> None:
     """The session must still exist: a DELETE or sweep that ran during the upload must not leave an output behind
     in a dead session. Called after a `NotFound` while placing too, so that only a vanished session reads
     "deleted during the upload" and any other miss (a blob the store lost) keeps its own message."""
     try:
-        records.get_session(session_id, tenant)
+        records.sessions.get_session(session_id, tenant)
     except NotFound:
         raise _deleted_during_upload(session_id) from None
 

@@ -1,8 +1,8 @@
 """Exact token counts at store time, several times faster than tiktoken: gigatoken, checked against tiktoken.
 
 Every stored output is tokenized once, in full, as it arrives (`extraction.documents.stats`); with tiktoken
-that pass (~7 MB/s per core) was most of an upload's time. gigatoken reads the same BPE rank files and gives
-the same counts, piece by piece, at 100-300 MB/s per core (docs/performance.md, "Token counts at store
+that pass was most of an upload's time. gigatoken reads the same BPE rank files and gives
+the same counts, piece by piece, many times faster (docs/performance.md, "Token counts at store
 time"; `tests/infra/test_tokenizers.py` proves the equality on every encoding it covers).
 
 Two cases stay with tiktoken, so the counts never change:

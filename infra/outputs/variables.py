@@ -27,7 +27,7 @@ from extraction.variables.refs import Ref, format_ref
 from infra.blobstore import BlobStore
 from infra.outputs.content import HEAD_BYTES, iter_content, json_candidate, json_declared, read_content
 from infra.outputs.json_stream import NotJSONDocument, lookup_json
-from infra.stores.records import OutputRecord, RecordStore, SessionRecord, Space
+from infra.stores.records import OutputRecord, RecordStores, SessionRecord, Space
 
 
 class VariableNotFound(NotFound):
@@ -45,7 +45,7 @@ def variable_not_found(name: str, available: Sequence[str]) -> VariableNotFound:
 class SessionVariables:
     """`VariableSource` for one session (tenant-checked by whoever opened the session)."""
 
-    def __init__(self, records: RecordStore, blobs: BlobStore, session: SessionRecord, *, block_size: int) -> None:
+    def __init__(self, records: RecordStores, blobs: BlobStore, session: SessionRecord, *, block_size: int) -> None:
         self.records, self.blobs, self.session, self.block_size = records, blobs, session, block_size
         self._handles: dict[str, str] | None = None
         self._records: dict[str, OutputRecord | None] = {}
@@ -53,7 +53,7 @@ class SessionVariables:
     @property
     def handles(self) -> dict[str, str]:
         if self._handles is None:
-            self._handles = self.records.aliases(self.session.id, Space.VARIABLE)
+            self._handles = self.records.names.aliases(self.session.id, Space.VARIABLE)
         return self._handles
 
     def names(self) -> Sequence[str]:
@@ -66,7 +66,7 @@ class SessionVariables:
         """The current version of `name`, or None (a name whose version vanished counts as unknown)."""
         if name not in self._records:
             handle = self.handles.get(name)
-            self._records[name] = self.records.find_output(handle, self.session.tenant) if handle else None
+            self._records[name] = self.records.outputs.find_output(handle, self.session.tenant) if handle else None
         return self._records[name]
 
     def existing(self, name: str) -> OutputRecord:
@@ -78,7 +78,7 @@ class SessionVariables:
 
     def all_records(self) -> list[OutputRecord]:
         """Every variable's current version, oldest first (one round trip)."""
-        found = self.records.get_outputs(self.handles.values(), self.session.tenant)
+        found = self.records.outputs.get_outputs(self.handles.values(), self.session.tenant)
         by_handle = {record.handle: record for record in found}
         current = [by_handle[h] for h in self.handles.values() if h in by_handle]
         return sorted(current, key=lambda record: (record.created_at, record.name or ""))

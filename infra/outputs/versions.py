@@ -16,7 +16,6 @@ Small contents (at most `WriteOptions.inline_max_bytes`) are kept in the record 
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 import os
 import time
@@ -25,14 +24,13 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from extraction.buffers.store import append_separator, appended_content_type
-from extraction.documents.kinds import ContentKind, sniff_kind
-from extraction.documents.lines import LineIndex, LineIndexBuilder, count_chars
-from extraction.documents.stats import Measured, StatsCounter
+from extraction.documents.kinds import ContentKind
+from extraction.documents.lines import count_chars
 from extraction.documents.tokens import DEFAULT_ENCODING
-from extraction.variables.prompts import preview, preview_from_head
 from infra.blobstore import BlobStore
-from infra.outputs.content import HEAD_BYTES, char_count, head_text, iter_content, json_candidate, read_content
-from infra.outputs.tokenizers import store_counter
+from infra.outputs.content import HEAD_BYTES, char_count, iter_content, read_content
+from infra.outputs.metering import Known, Meter, kind_of, preview_of
+from infra.outputs.redacted import redacted_keys, with_redaction
 from infra.outputs.views import Blocks, Derivation, derived_keys, drop_view, view_key
 from infra.stores.records import OutputRecord, SessionRecord, TextView, blob_key, new_id
 
@@ -53,6 +51,8 @@ class UploadMeta:
     tool_args: str = "{}"
     content_type: str = "text/plain"
     source: str | None = None
+    expires_at: float | None = None
+    """The retention deadline asked at upload (`OutputRecord.expires_at`)."""
 
 
 @dataclass(frozen=True)
@@ -63,16 +63,6 @@ class WriteOptions:
     encoding: str = DEFAULT_ENCODING
     block_size: int = 8 << 20
     clock: Callable[[], float] = time.time
-
-
-@dataclass(frozen=True)
-class Known:
-    """What is measured of a content: stats + token index, line index, characters, its first bytes."""
-
-    measured: Measured
-    lines: LineIndex
-    chars: int | None = None
-    head: bytes | None = None
 
 
 class Source(Protocol):
@@ -105,53 +95,6 @@ class StoredSource:
 
     def blocks(self, block_size: int) -> Iterator[bytes]:
         return iter_content(self.blobs, self.record, block_size=block_size)
-
-
-class Meter:
-    """Measures content as it streams by: what ingest and appends both need, in one pass."""
-
-    def __init__(self, encoding: str) -> None:
-        self._stats = StatsCounter(encoding, count_batch=store_counter(encoding))
-        self._lines = LineIndexBuilder()
-        self._chars = 0
-        self._head = bytearray()
-
-    def feed(self, block: bytes) -> None:
-        self._stats.feed(block)
-        self._lines.feed(block)
-        self._chars += count_chars(block)
-        if len(self._head) < HEAD_BYTES:
-            self._head += block[: HEAD_BYTES - len(self._head)]
-
-    def metered(self, blocks: Iterable[bytes]) -> Iterator[bytes]:
-        for block in blocks:
-            self.feed(block)
-            yield block
-
-    def finish(self) -> Known:
-        return Known(self._stats.finish(), self._lines.finish(), self._chars, bytes(self._head))
-
-
-def kind_of(content_type: str, head: bytes | None, parts: int = 1) -> ContentKind:
-    """The content's kind; appended content (`parts` > 1) is text, whatever it looks like."""
-    return sniff_kind(content_type, head or b"") if parts == 1 else ContentKind.TEXT
-
-
-def preview_of(head: bytes, size: int, content_type: str, *, parts: int = 1) -> str:
-    """About 100 chars of the content for listings and the instructions (compact JSON when it is JSON).
-
-    Appended content (`parts` > 1) is text, whatever it looks like (`infra.variable_values`).
-    """
-    text = head_text(head)
-    maybe_json = parts == 1 and json_candidate(content_type, head)
-    if size > len(head):
-        return preview_from_head(text, is_json=maybe_json, more=True)
-    if maybe_json:
-        try:
-            return preview(json.loads(head))
-        except ValueError:
-            pass
-    return preview(text)
 
 
 class Writer:
@@ -193,6 +136,7 @@ class Writer:
             parts=parts,
             inline=inline,
             kind=kind_of(meta.content_type, known.head, parts),
+            expires_at=meta.expires_at,
         )
 
     def store_indexes(self, record: OutputRecord, known: Known) -> None:
@@ -218,7 +162,7 @@ class Writer:
 
     def text_view(self, record: OutputRecord, blocks: Blocks) -> TextView:
         """Stream the Markdown of the content into its own blob (inline beside an inline content), measured."""
-        derivation, meter = Derivation(blocks, self.options.block_size), Meter(self.options.encoding)
+        derivation, meter = Derivation(blocks, self.options.block_size), Meter(self.options.encoding, scan=False)
         if record.inline is not None:
             data = b"".join(meter.metered(derivation.markdown()))
             known = meter.finish()
@@ -231,10 +175,20 @@ class Writer:
             self.blobs.put_bytes(view.lines_key, known.lines.model_dump_json().encode())
         return view
 
+    def derived(self, record: OutputRecord, blocks: Blocks, holds_secret: bool | None) -> OutputRecord:
+        """`record` with what is read instead of its content: the text view (HTML), the redacted view."""
+        return self.with_redaction(self.with_text_view(record, blocks), blocks, holds_secret)
+
+    def with_redaction(self, record: OutputRecord, blocks: Blocks, holds_secret: bool | None) -> OutputRecord:
+        """`record` with its redacted view when its readable text holds a secret (`infra.outputs.redacted`)."""
+        return with_redaction(self.blobs, record, blocks, holds_secret, self.options.encoding, self.options.block_size)
+
     def discard(self, record: OutputRecord) -> None:
         """Best effort: what survives is removed with the session (a prefix delete)."""
         try:
             drop_view(self.blobs, record)
+            for derived in redacted_keys(record):
+                self.blobs.delete(derived)
             for key in (record.blob_key, record.index_key, record.lines_key):
                 if key and record.inline is None:
                     self.blobs.delete(key)
@@ -261,7 +215,9 @@ class Writer:
     def inline_version(self, meta: UploadMeta, data: bytes, *, created_at: float | None, parts: int) -> OutputRecord:
         meter = Meter(self.options.encoding)
         meter.feed(data)
-        return self.record(meta, meter.finish(), inline=data, created_at=created_at, parts=parts)
+        known = meter.finish()
+        record = self.record(meta, known, inline=data, created_at=created_at, parts=parts)
+        return self.with_redaction(record, lambda: [data], known.holds_secret)
 
     def streamed_version(
         self, meta: UploadMeta, blocks: Iterable[bytes], *, created_at: float | None, parts: int
@@ -273,10 +229,11 @@ class Writer:
         record = self.record(meta, known, inline=None, created_at=created_at, handle=handle, parts=parts)
         try:
             self.store_indexes(record, known)
+            stored = lambda: iter_content(self.blobs, record, block_size=self.options.block_size)  # noqa: E731
+            return self.with_redaction(record, stored, known.holds_secret)
         except BaseException:
             self.discard(record)
             raise
-        return record
 
 
 class Part:
@@ -327,23 +284,30 @@ class Part:
         known = self.known
         record = writer.record(self.meta, known, inline=inline, created_at=None)
         if inline is not None:
-            return writer.with_text_view(record, lambda: [inline])
+            return writer.derived(record, lambda: [inline], known.holds_secret)
+        source = self._source if known.head is not None else None
         try:
+            if source is not None:  # before the write: `put_file` may move the spool file the views read
+                record = writer.derived(record, self._source_blocks(source), known.holds_secret)
             self._write_blob(record.blob_key)
             writer.store_indexes(record, known)
             if known.chars is None or known.head is None:
                 record = self._completed(record)
-            record = writer.with_text_view(record, self._raw_blocks(record))
+            if source is None:
+                record = writer.derived(record, self._stored_blocks(record), known.holds_secret)
         except BaseException:
             writer.discard(record)
             raise
         return record
 
-    def _raw_blocks(self, record: OutputRecord) -> Blocks:
-        """The content again from its start: from the source when there is one (no blob round trip)."""
-        size, source = self.writer.options.block_size, self._source
-        if source is not None:
-            return lambda: source.blocks(size)
+    def _source_blocks(self, source: Source) -> Blocks:
+        """The content from the upload's own source (no blob round trip), read before the store may take it."""
+        size = self.writer.options.block_size
+        return lambda: source.blocks(size)
+
+    def _stored_blocks(self, record: OutputRecord) -> Blocks:
+        """The content again from the stored blob: what a part written by a callback can be read from."""
+        size = self.writer.options.block_size
         return lambda: iter_content(self.writer.blobs, record, block_size=size)
 
     def _small_content(self) -> bytes | None:

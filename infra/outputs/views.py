@@ -1,7 +1,8 @@
 """An HTML output's text view: derived once when the output is stored, read instead of the markup.
 
-A 250 KB documentation page is ~72,000 tokens of HTML and ~18,000 of text: chunked, grepped and billed
-as HTML, a job pays four times over and Read/Grep answer with `<li><a class="reference internal" …`.
+A documentation page is several times more tokens as HTML than as the text a browser shows (docs/content-kinds.md):
+chunked, grepped and billed as HTML, a job pays that many times over and Read/Grep answer with
+`<li><a class="reference internal" …`.
 So a version whose kind (`extraction.documents.kinds`) is HTML gets a Markdown view beside its blob
 (`<blob_key>.text.md`, with its own `.tokidx` and `.lines`), measured like any content; versions never
 change, so it is derived once per content (its `source_sha256`). `reading_view` hands readers a record
@@ -44,12 +45,21 @@ def derived_keys(record: OutputRecord) -> list[str]:
     return [key, f"{key}.tokidx", f"{key}.lines"]
 
 
-def reading_view(record: OutputRecord, view: str = "text") -> OutputRecord:
-    """The record to read: for an HTML output with a text view (unless `view="raw"`), one whose content,
-    indexes and stats are the view's; otherwise `record` itself."""
+def reading_view(record: OutputRecord, view: str = "text", *, redact: bool = True) -> OutputRecord:
+    """The record to read: one whose content, indexes and stats are the redacted view's when the output holds
+    secrets (`infra.outputs.redacted`; whatever `view` asks: an HTML output's is its text view, redacted), else
+    the text view's for an HTML output with one (unless `view="raw"`), else `record` itself. `redact=False`
+    (a policy turned off, with its reason logged by the caller) skips the redacted view."""
+    if redact and record.redaction is not None:
+        content_type = VIEW_CONTENT_TYPE if record.text_view is not None else record.content_type
+        return as_view(record, record.redaction.view, content_type)
     text = record.text_view
     if view == "raw" or text is None:
         return record
+    return as_view(record, text, VIEW_CONTENT_TYPE)
+
+
+def as_view(record: OutputRecord, text: TextView, content_type: str) -> OutputRecord:
     return record.model_copy(
         update={
             "blob_key": text.blob_key,
@@ -58,14 +68,17 @@ def reading_view(record: OutputRecord, view: str = "text") -> OutputRecord:
             "stats": text.stats,
             "chars": text.chars,
             "inline": text.inline,
-            "content_type": VIEW_CONTENT_TYPE,
+            "content_type": content_type,
         }
     )
 
 
 def is_text_view(record: OutputRecord) -> bool:
     """Whether `record` came from `reading_view` and reads an HTML output's text view."""
-    return record.text_view is not None and record.blob_key == record.text_view.blob_key
+    if record.text_view is None:
+        return False
+    redacted = record.redaction.view.blob_key if record.redaction is not None else None
+    return record.blob_key in (record.text_view.blob_key, redacted)
 
 
 def view_header(record: OutputRecord) -> str | None:

@@ -8,6 +8,7 @@ the real file broken in one specific way and requires a complaint, so no check i
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 import shlex
@@ -23,6 +24,8 @@ import yaml
 from pydantic import ValidationError
 
 from infra.settings import Settings
+from offline_model.config import ENV_PREFIX as OFFLINE_PREFIX
+from offline_model.config import OfflineModelConfig
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = REPO / "docker-compose.yml"
@@ -30,6 +33,8 @@ DOCKERIGNORE = REPO / ".dockerignore"
 
 ENV_PREFIX = "TOOLOUT_"
 SETTINGS_VARS = {ENV_PREFIX + name.upper() for name in Settings.model_fields}
+OFFLINE_MODEL_VARS = {OFFLINE_PREFIX + f.name.upper() for f in dataclasses.fields(OfflineModelConfig)}
+"""The offline model's knobs (`TOOLOUT_OFFLINE_*`): set on its own service, read by offline_model.config."""
 
 REQUIRED_SERVICES = {"api", "worker", "redis", "minio", "minio-init", "flower", "offline-model"}
 SERVERS = {"api", "redis", "minio", "flower", "offline-model"}  # things that answer on a port
@@ -327,9 +332,9 @@ def check_s3_credentials_match_minio(compose: dict[str, Any]) -> Problems:
 
 
 def check_toolout_vars_are_settings(compose: dict[str, Any]) -> Problems:
-    """Every TOOLOUT_* name anywhere in the file (set, or interpolated) is a Settings field."""
+    """Every TOOLOUT_* name anywhere in the file (set, or interpolated) is a Settings field or an offline model knob."""
     found = {m for s in walk_strings(compose) for m in re.findall(r"\bTOOLOUT_[A-Z0-9_]+", s)}
-    unknown = found - SETTINGS_VARS
+    unknown = found - SETTINGS_VARS - OFFLINE_MODEL_VARS
     return [f"TOOLOUT_ variables that are not fields of infra.settings.Settings: {sorted(unknown)}"] if unknown else []
 
 
@@ -877,3 +882,30 @@ def test_dockerignore_checker_catches_broken_input() -> None:
     assert check_dockerignore(good) == []
     assert check_dockerignore(good.replace(".venv\n", ""))
     assert check_dockerignore("\n".join(line for line in good.splitlines() if "__pycache__" not in line))
+
+
+# ------------------------------------------------------------------------------------------------
+# CI's override (infra/compose/ci.override.yml): what `make test-compose` adds to the user's file
+# ------------------------------------------------------------------------------------------------
+
+CI_OVERRIDE = REPO / "infra" / "compose" / "ci.override.yml"
+
+
+class _ComposeTagsLoader(yaml.SafeLoader):
+    """Compose's merge tags (`!override`, `!reset`) read as the plain value they carry."""
+
+
+for _tag in ("!override", "!reset"):
+    _ComposeTagsLoader.add_constructor(_tag, lambda loader, node: loader.construct_sequence(node))
+
+
+def test_ci_override_is_small_and_swaps_only_what_the_guide_names() -> None:
+    text = CI_OVERRIDE.read_text(encoding="utf-8")
+    override = yaml.load(text, Loader=_ComposeTagsLoader)
+    user = load_compose()
+    assert len(text.splitlines()) <= 30
+    assert set(override) <= {"x-host-build", "services", "networks"}
+    assert set(override["services"]) <= set(user["services"]), "the override adds no service"
+    assert {"image", "command", "ports", "healthcheck"} >= set(override["services"]["minio"])
+    assert user["services"]["minio"]["image"].startswith("minio/minio:"), "the user's file keeps MinIO"
+    assert override["networks"]["default"]["ipam"]["config"][0]["subnet"].startswith("${TOOLOUT_CI_SUBNET")

@@ -30,3 +30,18 @@ def test_timeouts_must_be_strictly_ordered() -> None:
 def test_overlap_is_capped_at_half() -> None:
     with pytest.raises(ValidationError):
         Settings(chunk_overlap=0.6)
+
+
+def test_the_default_blob_store_is_the_users_data_dir_not_the_packages_folder(monkeypatch) -> None:
+    """Installed, the package's parent is site-packages: nothing of a user's may default to live there."""
+    from pathlib import Path
+
+    from platformdirs import user_data_path
+
+    import infra.settings
+
+    monkeypatch.delenv("TOOLOUT_BLOB_STORE", raising=False)
+    assert user_data_path("toolout", appauthor=False) == infra.settings.DATA_DIR
+    assert Settings().blob_store == f"file://{infra.settings.DATA_DIR / 'blobs'}"
+    package_parent = Path(infra.settings.__file__).resolve().parent.parent
+    assert package_parent not in infra.settings.DATA_DIR.resolve().parents

@@ -15,8 +15,8 @@ from extraction.testing import ScriptedLLM
 from extraction.texts.nonce import new_nonce
 from infra.blobstore.memory import MemoryBlobStore
 from infra.settings import Settings
-from infra.stores.jobs import JobRecord, MemoryJobStore
-from infra.stores.records import MemoryRecordStore, OutputRecord, blob_key
+from infra.stores.jobs import JobRecord, memory_job_stores
+from infra.stores.records import OutputRecord, blob_key, memory_record_stores
 from workers.job.runtime import Runtime
 
 NONCE_RE = re.compile(r"<ai-agent-([A-Za-z0-9]+)-FINAL")
@@ -52,8 +52,8 @@ def make_runtime():
         config = Settings(redis_url="memory://", blob_store="memory://", truncate_bytes=400, **settings)
         return Runtime(
             settings=config,
-            jobs=MemoryJobStore(ttl_seconds=600, deadline_seconds=600),
-            records=MemoryRecordStore(session_ttl_seconds=600),
+            jobs=memory_job_stores(ttl_seconds=600, deadline_seconds=600),
+            records=memory_record_stores(session_ttl_seconds=600),
             blobs=MemoryBlobStore(),
             llm=llm,
             limits=ModelLimits(context_tokens=context_tokens, max_output_tokens=max_output_tokens),
@@ -63,7 +63,7 @@ def make_runtime():
 
 
 def store_output(rt: Runtime, data: bytes, *, tool_name: str = "logs.fetch") -> OutputRecord:
-    session = rt.records.create_session()
+    session = rt.records.sessions.create_session()
     handle = str(uuid.uuid4())
     key = blob_key(session.id, handle)
     measured = measure([data])
@@ -80,7 +80,7 @@ def store_output(rt: Runtime, data: bytes, *, tool_name: str = "logs.fetch") -> 
         index_key=f"{key}.tokidx",
         lines_key=f"{key}.lines",
     )
-    rt.records.put_output(record)
+    rt.records.outputs.put_output(record)
     return record
 
 
@@ -94,4 +94,4 @@ def submit(rt: Runtime, output: OutputRecord, extract: str, mode: str = "auto") 
         mode_requested=mode,
         nonce=new_nonce(),
     )
-    return rt.jobs.create(job)
+    return rt.jobs.records.create(job)

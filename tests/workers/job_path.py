@@ -162,7 +162,7 @@ def measure(entry: Any, scope: tuple[str, ...], folds: tuple[str, ...] = ()) -> 
     job_id = new_job(rt)
     with PathCounter(scope, folds=folds) as counter:
         run(job_id)
-    job = rt.jobs.get(job_id)
+    job = rt.jobs.records.get(job_id)
     assert job.status.value == "succeeded" and job.chunks_total > 2, (job.status, job.error)
     print(f"  job: {job.chunks_total} chunks, reduce tree {job.reduce_tree}, {job.usage.calls} model calls")
     return counter

@@ -4,14 +4,14 @@ Choices, each for a known Celery+Redis trap:
 - `acks_late` + `reject_on_worker_lost`: a task whose worker dies is redelivered, not lost.
 - prefetch 2 per thread: a pool thread's next map is already reserved when its current one ends, so
   a fan-out's waves follow each other without the ack -> BRPOP -> dispatch of each next message
-  through the consumer thread (65 ms per wave measured under load at 128 chunks, 1.6 ms with 2).
+  through the consumer thread, which a busy worker makes each wave wait on (docs/performance.md).
   The cost: a saturated worker holds up to one waiting message per thread that an idle worker on
   another host could have taken (it waits in kombu's unacked set, restored if the worker dies).
 - timeouts ordered LLM < soft < hard < visibility (validated in Settings), so redelivery
   never races a task that is still legitimately running.
 - no result backend (`NoResults`): nothing reads a task result, and Celery's revokes would write one per task.
 - separate queues: map, reduce and agent work can be scaled or prioritised independently,
-  and reduce never waits behind a backlog of map tasks.
+  and reduce never waits behind a backlog of map tasks (each step's queue is declared with it, `workers.job.drive`).
 - on RabbitMQ (`TOOLOUT_BROKER_URL=amqp://…`): quorum queues (replicated, and their deliveries
   counted), publisher confirms (a task the API was told is queued is on the broker's disk), topic
   exchanges (Celery's native delayed delivery, for the webhook retries' countdowns, needs them on
@@ -32,23 +32,19 @@ from kombu import Exchange, Queue
 
 from infra.redis.client import kombu_sentinel_url
 from infra.settings import Settings
+from workers.job.drive import STEP_QUEUES, STEPS
 from workers.job.steps import Map, Query, ReadGrep, ReduceGroup, ReduceStage, Start
 
-QUEUES = ("extract", "map", "reduce", "agent", "webhooks")
+QUEUES = (*STEP_QUEUES, "webhooks")
 
 START, MAP, REDUCE_STAGE, REDUCE_GROUP, READ_GREP, QUERY = (
-    step.TASK for step in (Start, Map, ReduceStage, ReduceGroup, ReadGrep, Query)
+    STEPS.task_of(step) for step in (Start, Map, ReduceStage, ReduceGroup, ReadGrep, Query)
 )
 WEBHOOK = "toolout.deliver_webhook"
 PRELOAD = "toolout.preload_tables"
 
 TASK_ROUTES = {
-    START: {"queue": "extract"},
-    MAP: {"queue": "map"},
-    REDUCE_STAGE: {"queue": "reduce"},
-    REDUCE_GROUP: {"queue": "reduce"},
-    READ_GREP: {"queue": "agent"},
-    QUERY: {"queue": "agent"},
+    **{kind.task: {"queue": kind.queue} for kind in STEPS.kinds()},  # each step's queue, as it was declared
     PRELOAD: {"queue": "agent"},
     WEBHOOK: {"queue": "webhooks"},
 }

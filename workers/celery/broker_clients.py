@@ -3,11 +3,11 @@
 kombu's Redis channel wraps each of its commands outside the consumer's event loop (a publish, an
 ack, the unacked-message bookkeeping, a queue size) in `conn_or_acquire()`, which builds a fresh
 `redis.Redis` around the channel's connection pool every time. Building one costs more than the
-command it sends (redis-py fills a table of ~200 response callbacks per client): py-spy on a
-worker running 32-chunk jobs with a model answering at once found `Redis.__init__` in 10 % of the
-samples holding the GIL. A client is only a handle on the pool, thread-safe and stateless, so the
-channel can keep one: the same connections, the same commands, without the rebuild. A channel whose
-pool is replaced (kombu does after a connection error) gets a new client for the new pool.
+command it sends (redis-py fills a table of response callbacks per client), and a busy worker
+spends that rebuild holding the GIL its map threads need (docs/performance.md).
+A client is only a handle on the pool, thread-safe and stateless, so the channel can keep one: the
+same connections, the same commands, without the rebuild. A channel whose pool
+is replaced (kombu does after a connection error) gets a new client for the new pool.
 """
 
 from __future__ import annotations

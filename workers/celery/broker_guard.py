@@ -3,8 +3,8 @@
 When the Redis broker goes away while a worker holds unacknowledged (late-ack) tasks, Celery
 closes the connection and kombu's channel close tries to re-queue those messages
 (`restore_unacked_once`). It does so through a fresh connection pool built from the transport's
-client — which the close has already set to None — so it raises `AttributeError` (kombu issues
-#582, #970). Celery only ignores *connection* errors there, so it logs "Unrecoverable error" and
+client — which the close has already set to None — so it raises `AttributeError` (a known kombu
+bug, reported upstream). Celery only ignores *connection* errors there, so it logs "Unrecoverable error" and
 stops the worker. Outside a supervisor (`toolout worker`, the demo, the tests) that worker stays
 down, and a Redis restart can take every worker with it.
 

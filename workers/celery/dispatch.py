@@ -9,7 +9,7 @@ from celery import Celery
 from kombu.exceptions import OperationalError
 
 from infra.errors import BackendUnavailable
-from infra.stores.jobs import JobStore
+from infra.stores.jobs import JobStores
 from workers.celery.app import PRELOAD, START, WEBHOOK
 from workers.job.webhooks import wants_webhook
 
@@ -19,7 +19,7 @@ log = logging.getLogger("toolout.workers")
 class CeleryDispatcher:
     """Jobs as Celery tasks; `jobs` holds the task ids a cancel revokes."""
 
-    def __init__(self, celery: Celery, jobs: JobStore) -> None:
+    def __init__(self, celery: Celery, jobs: JobStores) -> None:
         self.celery, self.jobs = celery, jobs
 
     def submit(self, job_id: str) -> None:
@@ -35,7 +35,7 @@ class CeleryDispatcher:
         call, where the gate finds the job ended.
         """
         try:
-            ids = self.jobs.task_ids(job_id)
+            ids = self.jobs.tasks.task_ids(job_id)
             if ids:
                 self._revoke(ids)
             return len(ids)

@@ -24,6 +24,7 @@ from workers.celery.app import create_celery
 from workers.celery.broker_clients import share_channel_clients
 from workers.celery.broker_guard import guard_closed_transport
 from workers.celery.dispatch import CeleryDispatcher
+from workers.celery.service_tasks import register_service_tasks
 from workers.celery.tasks import register_tasks
 from workers.job.runtime import Runtime, build_runtime
 from workers.watchdog import start_watchdog
@@ -38,8 +39,9 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
     rt = build_runtime(settings, open_stores(settings))
     celery = create_celery(settings)
     register_tasks(celery, rt)
+    register_service_tasks(celery, rt)
     dispatcher = CeleryDispatcher(celery, rt.jobs)
-    rt.jobs.listen_finished(dispatcher.finished)  # webhooks: queued when a job ends, never awaited
+    rt.jobs.records.listen_finished(dispatcher.finished)  # webhooks: queued when a job ends, never awaited
 
     def on_ready(**_: Any) -> None:
         """Start the watchdog once there are workers, and the warm-ups in the background, a few seconds on
@@ -54,10 +56,10 @@ def build_worker(settings: Settings) -> tuple[Celery, Runtime]:
 
 
 def _start_spare() -> None:
-    """A spare DuckDB child (~1.5 s to start: a preload's load takes it), so the first load does not wait, and the
+    """A spare DuckDB child (slow to start: a preload's load takes it), so the first load does not wait, and the
     query step's modules, which the first preload or query job would otherwise import (hours in, a late import can
-    step RSS up: `infra.process.late_imports`). The other warm-ups (litellm ~5 s with its hedged path, the map
-    model's limits, the tokenizer's token-length table ~0.1 s: chunk planning then decodes no token, half its time)
+    step RSS up: `infra.process.late_imports`). The other warm-ups (litellm with its hedged path, the map
+    model's limits, the tokenizer's token-length table: chunk planning then decodes no token)
     keep the same aim: paid before the first job, and `late_imports.watch` reports what still comes later."""
     from infra.query.process import start_spare  # DuckDB: imported once the worker is up
     from workers.job import query  # noqa: F401 - imported for its modules' sake
@@ -78,9 +80,9 @@ def quiet_celery_task_logs() -> None:
 def run_worker(settings: Settings, argv: list[str], *, task_logs: bool = False) -> None:
     """Run a Celery worker (`argv` as for `celery worker`) until it is stopped.
 
-    Celery's two INFO lines per task are off unless `task_logs`: a 128-chunk job is 134 tasks, and the
-    formatting and writing cost 5 % of a busy worker's GIL time (py-spy, 32 maps at once). toolout
-    logs each job's routing and end itself, and /metrics counts what the tasks did.
+    Celery's two INFO lines per task are off unless `task_logs`: a big job is one task per chunk and more, and
+    formatting and writing them takes GIL time a busy worker's maps need (docs/performance.md). toolout
+    logs each job's mode choice and end itself, and /metrics counts what the tasks did.
     """
     if not task_logs:
         quiet_celery_task_logs()

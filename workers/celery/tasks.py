@@ -1,18 +1,18 @@
-"""Celery tasks: decode a message into its step (`workers.job.steps`), run it (`workers.job.drive`), send what follows.
+"""Celery tasks: decode a message into its step (`workers.job.drive.STEPS`), run it, send what follows.
 
 The tasks close over the worker's `Runtime` (built once in `workers.celery.main`), so no task reaches for
 a process-global; signatures are made by task name, so scheduling needs no task objects.
 
 No task keeps a Celery result (`ignore_result`), and the fan-in is not Celery's chord but the job
-store's (`JobStore.expect_parts` / `settle_level`): the step after a level of parts is stored before
+store's (`JobFanIn.expect_parts` / `settle_level`): the step after a level of parts is stored before
 the parts are sent, and the part that settles the level last gets it, once per attempt. A chord
 cost each part three more Redis round trips (its result's GET, SETEX+PUBLISH, the chord counter),
 and each publish subscribed the sending thread to the task's result channel for good.
 
 That part runs the reduce stage itself, in its own thread (`CeleryExecutor.run_then`), rather than sending it: the
 stage is the job's only next step, so a broker round trip (publish, BRPOP, dispatch to a pool thread)
-between the last map's answer and the reduce's model call bought nothing (profiled: 4-6 ms of the
-~25 ms gap at 500 ms per call, more when the worker is busy). It loses no safety: the stage is
+between the last map's answer and the reduce's model call bought nothing but delay, more of it when the
+worker is busy (docs/performance.md). It loses no safety: the stage is
 idempotent; a worker that dies mid-stage dies holding the part's message (`acks_late`), which the broker
 hands out again (RabbitMQ at once, when the dead worker's connection drops; Redis after its visibility
 timeout, by which time the watchdog has re-submitted the job), and `settle_level` hands the stage again to
@@ -25,8 +25,8 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from celery import Celery
@@ -34,27 +34,13 @@ from celery.app.task import Task
 from celery.canvas import Signature
 
 from infra.errors import BackendUnavailable
-from infra.stores.jobs import JobStore
-from workers.celery.app import PRELOAD, WEBHOOK
+from infra.stores.jobs import JobStores
 from workers.job import drive
+from workers.job.context import job_over
+from workers.job.drive import STEPS
 from workers.job.outcomes import give_up_poisoned
-from workers.job.pipeline import job_over
-from workers.job.preload import preload
 from workers.job.runtime import Runtime
-from workers.job.steps import (
-    STEPS,
-    Fanout,
-    Map,
-    ReduceGroup,
-    ReduceStage,
-    Settled,
-    Step,
-    from_message,
-    from_stored,
-    message,
-    stored,
-)
-from workers.job.webhooks import deliver_once
+from workers.job.steps import Fanout, Map, ReduceGroup, ReduceStage, Settled, Step
 
 log = logging.getLogger("toolout.workers")
 
@@ -70,67 +56,83 @@ class RedeliveryLogged(Task):  # type: ignore[type-arg]  # the base of tasks wit
             log.info("redelivered %s %s %s", self.name, task_id, json.dumps(args))
 
 
+RETRIED_TASK: dict[str, Any] = {
+    "base": RedeliveryLogged,
+    "shared": False,  # a task closes over *this* runtime, so it must not join other apps
+    "ignore_result": True,
+    "autoretry_for": (BackendUnavailable,),
+    "retry_backoff": True,
+    "retry_backoff_max": 30,
+    "max_retries": 8,
+}
+"""How every task that a store outage may interrupt is declared: retried with backoff while the backend is away."""
+
+
 def register_tasks(celery: Celery, rt: Runtime) -> None:
-    """Define toolout's tasks on `celery`: one per kind of step (`workers.job.steps`), each running it against `rt`.
+    """Define a task on `celery` per kind of step declared in `workers.job.drive.STEPS`, each running it against `rt`
+    through every `MIDDLEWARE` in turn.
 
     Only infrastructure outages are retried by Celery (with backoff); strategy failures end in the
     truncate fallback inside the steps.
     """
     executor = CeleryExecutor(celery, rt)
-    for task in STEPS:
-        celery.task(  # shared=False: a task closes over *this* runtime, so it must not join other apps
-            name=task,
-            base=RedeliveryLogged,
-            shared=False,
-            ignore_result=True,
-            autoretry_for=(BackendUnavailable,),
-            retry_backoff=True,
-            retry_backoff_max=30,
-            max_retries=8,
-        )(quiet_when_over(rt.jobs, task, refuse_poison(celery, rt, task, executor.task(task))))
-    register_webhook(celery, rt)
-    register_preload(celery, rt)
+    for kind in STEPS.kinds():
+        celery.task(name=kind.task, **RETRIED_TASK)(  # type: ignore[no-untyped-call]  # celery.task untyped with **options
+            through_middleware(TaskSite(celery, rt, kind.task), executor.task(kind.task))
+        )
 
 
-def register_webhook(celery: Celery, rt: Runtime) -> None:
-    """One delivery attempt per message; the next is a new message after the backoff (no worker thread sleeps)."""
-
-    @celery.task(
-        name=WEBHOOK,
-        base=RedeliveryLogged,
-        shared=False,
-        ignore_result=True,
-        autoretry_for=(BackendUnavailable,),
-        retry_backoff=True,
-        retry_backoff_max=30,
-        max_retries=8,
-    )
-    def deliver_webhook(job_id: str, attempt: int) -> None:
-        deliver_webhook_attempt(celery, rt, job_id, attempt)
+Body = Callable[..., None]
+"""A step task's body as Celery calls it: the job id, then the step's other arguments."""
 
 
-def register_preload(celery: Celery, rt: Runtime) -> None:
-    """The query strategy's preload: not a job's step (no job id), and not retried — a preload that
-    fails leaves the first question to load (`workers.job.preload` logs why)."""
+@dataclass(frozen=True)
+class TaskSite:
+    """What a middleware knows of the task it wraps: the app, the worker's runtime and the task's name."""
 
-    @celery.task(name=PRELOAD, base=RedeliveryLogged, shared=False, ignore_result=True)
-    def preload_tables(handle: str, tenant: str) -> None:
-        preload(rt, handle, tenant)
+    celery: Celery
+    rt: Runtime
+    task: str
+
+
+@dataclass(frozen=True)
+class Middleware:
+    """A named wrapper every step's task passes through: `wrap` takes the task's site and the body within, and
+    answers the body as this middleware runs it."""
+
+    name: str
+    wrap: Callable[[TaskSite, Body], Body]
+
+
+def _quiet(site: TaskSite, body: Body) -> Body:
+    return quiet_when_over(site.rt.jobs, site.task, body)
+
+
+def _unpoisoned(site: TaskSite, body: Body) -> Body:
+    return refuse_poison(site.celery, site.rt, site.task, body)
+
+
+MIDDLEWARE: tuple[Middleware, ...] = (
+    Middleware("quiet_when_over", _quiet),
+    Middleware("refuse_poison", _unpoisoned),
+)
+"""What every step's task passes through before its step runs, in this order (the first listed runs first, around
+all the others): a failure of a job that is over ends the task quietly, even one the poison guard's own bookkeeping
+trips over; then a message that killed its worker too often is refused. Celery's autoretry wraps them all."""
+
+
+def through_middleware(site: TaskSite, body: Body) -> Body:
+    """`body` inside every `MIDDLEWARE`, the first listed outermost, so they run in the order listed."""
+    for middleware in reversed(MIDDLEWARE):
+        body = middleware.wrap(site, body)
+    return body
 
 
 def running_task_id(celery: Celery) -> str | None:
     """The id of the task message this pool thread runs: a redelivery of the message carries the same id, which
-    is how `JobStore.settle_level` knows the step it handed out died with this task's first delivery."""
+    is how `JobFanIn.settle_level` knows the step it handed out died with this task's first delivery."""
     task = celery.current_task
     return None if task is None else task.request.id
-
-
-def deliver_webhook_attempt(celery: Celery, rt: Runtime, job_id: str, attempt: int) -> None:
-    """One attempt; the next one is a new message after the backoff (no worker thread sleeps on it)."""
-    delay = deliver_once(rt.settings, rt.jobs, job_id, attempt).retry_in
-    if delay is not None:  # whole seconds: RabbitMQ's native delayed delivery counts no finer
-        countdown = max(1, math.ceil(delay))
-        celery.send_task(WEBHOOK, args=[job_id, attempt + 1], queue="webhooks", countdown=countdown, ignore_result=True)
 
 
 def step_name(task: str) -> str:
@@ -140,7 +142,7 @@ def step_name(task: str) -> str:
 
 def redelivery(celery: Celery) -> str | None:
     """The task message this pool thread runs, if the broker hands it out again (its first delivery's worker
-    died holding it; None for a first delivery): its id and its retry number, as `JobStore.task_started`
+    died holding it; None for a first delivery): its id and its retry number, as `JobTasks.task_started`
     counts it (a Celery retry is a new message under the same id, not a death)."""
     task = celery.current_task
     if task is None or not (task.request.delivery_info or {}).get("redelivered"):
@@ -160,7 +162,7 @@ def refuse_poison(celery: Celery, rt: Runtime, name: str, step: Callable[..., No
     other threads' messages with it). The first delivery died too, or the message would not be back. The
     `max_task_deliveries`-th delivery (3: the step ran twice and its worker died twice) does not run the step:
     the job fails naming the step (`outcomes.give_up_poisoned`) and the message is acked, so it is never
-    delivered again. Two Redis round trips per redelivered task (`JobStore.task_started`, `task_ended`).
+    delivered again. Two Redis round trips per redelivered task (`JobTasks.task_started`, `task_ended`).
     """
 
     @functools.wraps(step)
@@ -169,19 +171,21 @@ def refuse_poison(celery: Celery, rt: Runtime, name: str, step: Callable[..., No
         if this is None:
             step(job_id, *args)
             return
-        died = rt.jobs.task_started(job_id, this)  # the redelivered starts before this one, and the first delivery
+        died = rt.jobs.tasks.task_started(
+            job_id, this
+        )  # the redelivered starts before this one, and the first delivery
         if died + 1 >= rt.settings.max_task_deliveries:  # this is the last delivery it gets: it ends the job
             give_up_poisoned(rt, job_id, step_name(name), died)
             return
         try:
             step(job_id, *args)
         finally:
-            rt.jobs.task_ended(job_id, this)
+            rt.jobs.tasks.task_ended(job_id, this)
 
     return run
 
 
-def quiet_when_over(jobs: JobStore, name: str, step: Callable[..., None]) -> Callable[..., None]:
+def quiet_when_over(jobs: JobStores, name: str, step: Callable[..., None]) -> Callable[..., None]:
     """`step`, except that a failure of a job that is gone or canceled ends the task with one INFO line.
 
     A session ends (DELETE, idle sweep) whenever its agent likes, jobs in flight included: the job is
@@ -216,7 +220,7 @@ class CeleryExecutor:
         """The body of the task `name`: decode its arguments into the step and run it here."""
 
         def run(*args: Any) -> None:
-            self.run(from_message(name, args))
+            self.run(STEPS.from_message(name, args))
 
         return run
 
@@ -227,7 +231,11 @@ class CeleryExecutor:
             return
         by = running_task_id(self.celery)
         done = drive.run(self.rt, step, by=by)
-        then = done.then if isinstance(done, Settled) else self.rt.jobs.settle_level(step.job_id, step.settles, by=by)
+        then = (
+            done.then
+            if isinstance(done, Settled)
+            else self.rt.jobs.fanin.settle_level(step.job_id, step.settles, by=by)
+        )
         self.run_then(then)
 
     def send(self, step: Step) -> None:
@@ -252,7 +260,7 @@ class CeleryExecutor:
         """Give every signature its task id now (`freeze`) and store the ids on the job."""
         header, body = planned
         ids = [signature.freeze().id for signature in [*header, body]]
-        self.rt.jobs.add_task_ids(body.args[0], ids)
+        self.rt.jobs.tasks.add_task_ids(body.args[0], ids)
         return ids
 
     def dispatch(self, planned: Planned) -> None:
@@ -261,13 +269,13 @@ class CeleryExecutor:
         if not header:
             body.apply_async()
             return
-        then = from_message(str(body.task), body.args)
+        then = STEPS.from_message(str(body.task), body.args)
         assert isinstance(then, ReduceStage)
-        self.rt.jobs.expect_parts(then.job_id, then.level, len(header), stored(then, str(body.id)))
+        self.rt.jobs.fanin.expect_parts(then.job_id, then.level, len(header), STEPS.stored(then, str(body.id)))
         publish_all(self.celery, header)
 
     def signature(self, step: Step) -> Signature:
-        task, args = message(step)
+        task, args = STEPS.message(step)
         return self.celery.signature(task, args=args, immutable=True)
 
     def run_then(self, then: str | None) -> None:
@@ -275,7 +283,7 @@ class CeleryExecutor:
         handed out already): a reduce stage runs here and now; any other step is sent."""
         if then is None:
             return
-        step, task_id = from_stored(then)
+        step, task_id = STEPS.from_stored(then)
         if not isinstance(step, ReduceStage):
             self.send_stored(step, task_id)
             return
@@ -289,13 +297,13 @@ class CeleryExecutor:
 
     def send_stored(self, step: Step, task_id: str) -> None:
         """Send a step stored with its frozen id (remembered on the job for cancels when it was stored)."""
-        task, args = message(step)
+        task, args = STEPS.message(step)
         self.celery.send_task(task, args=args, task_id=task_id, ignore_result=True)
 
 
 def publish_all(celery: Celery, signatures: list[Signature]) -> None:
     """One producer, one kombu publish batch: the messages go out in one pipelined LPUSH round trip
-    (one per message, each a GIL hand-off in a busy worker, cost 2-8 ms each inside a fan-out)."""
+    (rather than one per message, each a GIL hand-off in a busy worker inside a fan-out)."""
     with celery.producer_or_acquire() as producer, producer.batch():
         for signature in signatures:
             signature.apply_async(producer=producer)

@@ -2,34 +2,14 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
-from extraction.protocols import Message
-from extraction.strategies.agent import ToolExecutor, run_agent
 from extraction.strategies.routing import Mode
 from extraction.texts.prompts import read_grep_messages
 from extraction.texts.tools import sub_agent_tools
-from infra.outputs.stored import PinnedTools, StoredOutput, grep_time_budget
-from infra.planning.plans import agent_bounds
-from infra.stores.jobs import traces
 from infra.stores.records import session_prefix
 from infra.tracing import traced_step
-from workers.job import outcomes
-from workers.job.pipeline import LiveJob, load
-from workers.job.runtime import Runtime, job_llm
-
-
-def raw_tools(rt: Runtime, live: LiveJob) -> PinnedTools:
-    """Read and Grep on the job's stored output, Grep within the deployment's time budget."""
-    output = StoredOutput(
-        rt.blobs,
-        live.output,
-        block_size=rt.settings.blob_read_block_bytes,
-        grep_time_budget=grep_time_budget(rt.settings),
-    )
-    return PinnedTools(output)
+from workers.job.context import load
+from workers.job.runtime import Runtime
+from workers.job.sub_agent import raw_tools, run_sub_agent
 
 
 @traced_step("job.read_grep")
@@ -41,41 +21,3 @@ def run_read_grep(rt: Runtime, job_id: str) -> None:
         live.prompt, handle_filename=live.output.handle, root=session_prefix(live.output.session_id)
     )
     run_sub_agent(rt, live, messages, sub_agent_tools(), raw_tools(rt, live), Mode.READ_GREP)
-
-
-def run_sub_agent(
-    rt: Runtime, live: LiveJob, messages: list[Message], tools: list[dict[str, Any]], execute: ToolExecutor, mode: Mode
-) -> None:
-    """The bounded tool loop on the agent stage's model, then the job's end: its report, or the truncate fallback."""
-    job_id, gate = live.job.id, job_llm(rt, live.job, "agent")
-    outcome = run_agent(
-        gate,
-        messages,
-        tools=tools,
-        execute=traced_tools(rt, job_id, execute, time.monotonic),
-        nonce=live.job.nonce,
-        bounds=agent_bounds(rt.settings, gate.limits),
-        on_turn=lambda calls: rt.jobs.add_agent_progress(job_id, turns=1, tool_calls=calls),
-        should_stop=lambda: rt.jobs.is_terminal(job_id),
-    )
-    rt.jobs.add_usage(job_id, outcome.usage)
-    if outcome.report is not None:
-        outcomes.finish_with_report(rt, live.job, outcome.report, mode.value)
-    else:
-        outcomes.fall_back_to_truncate(rt, live.job, live.output, f"{mode.value} failed: {outcome.failure}")
-
-
-def traced_tools(rt: Runtime, job_id: str, execute: ToolExecutor, clock: Callable[[], float]) -> ToolExecutor:
-    """`execute`, each call written to the job's trace with its arguments, its result (cut) and its seconds."""
-
-    def run(name: str, args: dict[str, Any]) -> str:
-        started = clock()
-        try:
-            result = execute(name, args)
-        except Exception as exc:
-            rt.note(job_id, traces.tool_event(name, args, clock() - started, error=str(exc)))
-            raise
-        rt.note(job_id, traces.tool_event(name, args, clock() - started, result=result))
-        return result
-
-    return run

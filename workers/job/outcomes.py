@@ -3,7 +3,7 @@ ending it. Decided here and nowhere else.
 
 A part is one chunk's map call, or one reduce group's call in a recursive reduce. When its call
 still fails after its retry, the job degrades instead of sinking: the part is recorded on the job
-(`JobStore.record_failure`, settled once like an output) and the reduce runs over the others. Only
+(`JobFanIn.record_failure`, settled once like an output) and the reduce runs over the others. Only
 past `max_failed_chunk_fraction` of the chunks does the job fall back to truncate.
 
 Which failures belong to a part (`PART_FAILURES`): a reply without a valid final report after the
@@ -28,6 +28,7 @@ from infra.errors import LLMCallError
 from infra.outputs.content import read_content
 from infra.stores.jobs import JobRecord, JobStatus, traces
 from infra.stores.records import OutputRecord
+from workers.job.evidence import Evidence, for_view
 from workers.job.runtime import Runtime
 from workers.job.steps import Cover
 
@@ -38,18 +39,31 @@ REASON_MAX_CHARS = 500
 """A failure's reason as stored on the job (the WARNING shows a shorter headline)."""
 
 
-def finish_with_report(rt: Runtime, job: JobRecord, report: FinalReport, mode_used: str, **fields: Any) -> bool:
+def finish_with_report(
+    rt: Runtime,
+    job: JobRecord,
+    report: FinalReport,
+    mode_used: str,
+    evidence: Evidence | None = None,
+    **fields: Any,
+) -> bool:
     """A real final report: ABSTRACT text (a not-found report is a success that says what was searched).
 
     When parts of a map-reduce job could not be read (`job.failed_ranges`), the abstract opens with
     the WARNING that names them: the answer is partial and the agent must know which part is missing.
+    With `evidence`, a WARNING says when a quote could not be verified and one line names the sources.
     `fields` are set on the job with its ending (the reduce tree it ran).
     """
     body = report.content if report.found else not_found_abstract(job.extract, _not_found_detail(report.content))
     warning = coverage_warning(job.failed_ranges, job.chunks_total)
-    text = abstract_text(job.tool_name, job.handle, mode_used, f"{warning}\n\n{body}" if warning else body)
+    body = f"{warning}\n\n{body}" if warning else body
+    if evidence is not None:
+        body, fields = evidence.framed(body), fields | evidence.fields()
+    text = abstract_text(job.tool_name, job.handle, mode_used, body)
     report_fields = {"content": report.content, "found": report.found}
-    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=text, report=report_fields, mode_used=mode_used, **fields)
+    return rt.jobs.records.finish(
+        job.id, JobStatus.SUCCEEDED, result=text, report=report_fields, mode_used=mode_used, **fields
+    )
 
 
 def _not_found_detail(content: str) -> str:
@@ -57,14 +71,16 @@ def _not_found_detail(content: str) -> str:
 
 
 def finish_truncate(rt: Runtime, job: JobRecord, output: OutputRecord) -> bool:
-    """Truncate mode asked for (or routed to): the same view as the fallback, without the WARNING."""
-    text = abstract_text(job.tool_name, job.handle, "truncate", truncated_view(rt, output))
-    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate")
+    """Truncate mode asked for (or chosen by `auto`): the same view as the fallback, without the WARNING."""
+    view, evidence = truncated_view(rt, output), view_evidence(rt, output)
+    text = abstract_text(job.tool_name, job.handle, "truncate", evidence.framed(view) if evidence else view)
+    extra = evidence.fields() if evidence else {}
+    return rt.jobs.records.finish(job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate", **extra)
 
 
 def finish_unknown_handle(rt: Runtime, job: JobRecord) -> bool:
     """The output vanished (deleted, expired) between submission and execution."""
-    return rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result=unknown_handle_text(job.handle, job.tool_name))
+    return rt.jobs.records.finish(job.id, JobStatus.SUCCEEDED, result=unknown_handle_text(job.handle, job.tool_name))
 
 
 def fall_back_to_truncate(rt: Runtime, job: JobRecord, output: OutputRecord, reason: str) -> bool:
@@ -72,7 +88,7 @@ def fall_back_to_truncate(rt: Runtime, job: JobRecord, output: OutputRecord, rea
 
     A job that already ended (canceled, or finished by a twin task) keeps its ending: nothing is read or logged.
     """
-    if rt.jobs.is_terminal(job.id):
+    if rt.jobs.records.is_terminal(job.id):
         return False
     log.warning("job %s: falling back to truncate: %s", job.id, reason)
     rt.note(job.id, traces.fallback_event(reason))
@@ -80,9 +96,11 @@ def fall_back_to_truncate(rt: Runtime, job: JobRecord, output: OutputRecord, rea
         body = fallback_text(reason, truncated_view(rt, output))
     except ToolOutError as exc:
         return fail(rt, job, f"{reason}; the truncate fallback failed too: {exc.message}", mode_used="truncate")
-    text = abstract_text(job.tool_name, job.handle, "truncate", body)
-    return rt.jobs.finish(
-        job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate", fallback_reason=reason, error=reason
+    evidence = view_evidence(rt, output)
+    text = abstract_text(job.tool_name, job.handle, "truncate", evidence.framed(body) if evidence else body)
+    extra = evidence.fields() if evidence else {}
+    return rt.jobs.records.finish(
+        job.id, JobStatus.SUCCEEDED, result=text, mode_used="truncate", fallback_reason=reason, error=reason, **extra
     )
 
 
@@ -93,6 +111,26 @@ def truncated_view(rt: Runtime, output: OutputRecord) -> str:
     head = read_content(rt.blobs, output, 0, head_size)
     tail = read_content(rt.blobs, output, max(head_size, size - tail_size), size)
     return truncate_head_tail(head, tail, size, rt.settings.truncate_bytes)
+
+
+def view_ranges(rt: Runtime, output: OutputRecord) -> list[tuple[int, int]]:
+    """The byte ranges the truncated view is cut from: the whole output when it fits, else its head and tail."""
+    head_size, tail_size = read_sizes(rt.settings.truncate_bytes)
+    size = output.stats.bytes
+    if size <= head_size + tail_size:
+        return [(0, size)]
+    return [(0, head_size), (max(head_size, size - tail_size), size)]
+
+
+def view_evidence(rt: Runtime, output: OutputRecord) -> Evidence | None:
+    """What a truncated view shows and leaves out, when the deployment keeps evidence (a failure to read the
+    line index leaves the view without it rather than failing the answer)."""
+    if not rt.settings.evidence:
+        return None
+    try:
+        return for_view(rt, output, view_ranges(rt, output))
+    except ToolOutError:
+        return None
 
 
 def give_up_overdue(rt: Runtime, job: JobRecord) -> bool:
@@ -112,13 +150,13 @@ def give_up_poisoned(rt: Runtime, job_id: str, step: str, runs: int) -> bool:
     fault to see (a bug, a hostile input past the sandbox, a worker too small), not a strategy's outcome."""
     error = f"the {step} step was started {runs} times and each time its worker died before it ended; not retried"
     log.error("job %s: %s", job_id, error)
-    return fail(rt, rt.jobs.get(job_id), error)
+    return fail(rt, rt.jobs.records.get(job_id), error)
 
 
 def fail(rt: Runtime, job: JobRecord, error: str, *, mode_used: str | None = None) -> bool:
     mode = mode_used or job.mode_used or job.mode_requested
     text = failed_text(job.tool_name, job.handle, mode, error)
-    return rt.jobs.finish(job.id, JobStatus.FAILED, result=text, error=error, mode_used=mode)
+    return rt.jobs.records.finish(job.id, JobStatus.FAILED, result=text, error=error, mode_used=mode)
 
 
 # --- a part that could not be read ----------------------------------------------------------------
@@ -154,11 +192,11 @@ def record_failed_part(
     they find the job ended at the gate.
     """
     spent = Usage.model_validate(exc.details.get("usage") or {})
-    if not rt.jobs.record_failure(job.id, failure, spent):
+    if not rt.jobs.fanin.record_failure(job.id, failure, spent):
         return  # settled by a twin or an earlier delivery, or the job ended: nothing to count
     log.warning("job %s: part %d:%d could not be read: %s", job.id, failure.level, failure.index, failure.reason)
     rt.note(job.id, traces.failed_event(failure))
-    fall_back_if_over_limit(rt, rt.jobs.get(job.id), output)
+    fall_back_if_over_limit(rt, rt.jobs.records.get(job.id), output)
 
 
 def fall_back_if_over_limit(rt: Runtime, job: JobRecord, output: OutputRecord) -> bool:

@@ -2,8 +2,8 @@
 
 Loading happens here, on the agent queue (the start step only sniffed the first bytes). An output
 that does not load is not for this strategy (`LoadFailed`, or any other error opening its tables but an
-outage, which the task retries, or the job or output gone): under `auto` the job is routed again as text (today's
-rules) and goes on; asked for explicitly, it falls back to truncate like a failed read-grep, the
+outage, which the task retries, or the job or output gone): under `auto` the mode is chosen again as for text
+(today's rules) and goes on; asked for explicitly, it falls back to truncate like a failed read-grep, the
 reason on the job. The tables and each SQL statement run are kept on the job record.
 """
 
@@ -17,15 +17,17 @@ from extraction.texts.query import query_agent_tools, query_messages, table_name
 from infra.errors import BackendUnavailable
 from infra.outputs.content import structured_kind
 from infra.outputs.storing import forget_loaded_form
+from infra.outputs.views import reading_view
 from infra.query import EngineLimits, LoadFailed, Opened, open_tables, preload_tables, query_prefix
 from infra.query.tools import QueryToolbox
 from infra.settings import Settings
 from infra.stores.records import OutputRecord
 from infra.tracing import traced_step
-from workers.job import outcomes, pipeline
-from workers.job.agent import raw_tools, run_sub_agent
+from workers.job import context, outcomes
+from workers.job.context import LiveJob, load
 from workers.job.runtime import Runtime
 from workers.job.steps import Next
+from workers.job.sub_agent import raw_tools, run_sub_agent
 
 log = logging.getLogger("toolout.workers")
 
@@ -39,8 +41,8 @@ def engine_limits(settings: Settings) -> EngineLimits:
 
 @traced_step("job.query")
 def run_query(rt: Runtime, job_id: str) -> Next:
-    """Load, then run the sub-agent; returns the next step only when the job is routed again as text."""
-    live = pipeline.load(rt, job_id)
+    """Load, then run the sub-agent; returns the next step only when the mode is chosen again as for text."""
+    live = load(rt, job_id)
     if live is None:
         return None
     try:
@@ -61,7 +63,7 @@ def run_query(rt: Runtime, job_id: str) -> Next:
     return None
 
 
-def _open(rt: Runtime, live: pipeline.LiveJob) -> Opened:
+def _open(rt: Runtime, live: LiveJob) -> Opened:
     kind = structured_kind(rt.blobs, live.output)
     if kind is None:
         raise LoadFailed("the output does not look like JSON, NDJSON or CSV")
@@ -75,7 +77,7 @@ def _open(rt: Runtime, live: pipeline.LiveJob) -> Opened:
         wait_seconds=rt.settings.query_load_wait_seconds,
     )
     tables = [f"{table_name(t.name)} ({t.rows} rows)" for t in opened.manifest.tables]
-    rt.jobs.update(
+    rt.jobs.records.update(
         live.job.id,
         query_tables=tables,
         query_load=opened.how,
@@ -92,13 +94,13 @@ def kept_sql(sql: str) -> str:
     return sql[:MAX_KEPT_SQL_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _ask(rt: Runtime, live: pipeline.LiveJob, opened: Opened) -> None:
+def _ask(rt: Runtime, live: LiveJob, opened: Opened) -> None:
     job_id = live.job.id
     ran: list[str] = []
 
     def keep(sql: str) -> None:
         ran.append(kept_sql(sql))
-        rt.jobs.update(job_id, queries=ran)
+        rt.jobs.records.update(job_id, queries=ran)
 
     raw = raw_tools(rt, live)
     toolbox = QueryToolbox(opened, raw, rt.settings.query_max_rows, rt.settings.query_max_result_tokens, on_query=keep)
@@ -118,9 +120,10 @@ def preload(rt: Runtime, handle: str, tenant: str) -> str:
     blobs first). The same failure with the output still there is raised.
     """
     try:
-        output = rt.records.get_output(handle, tenant)
+        stored = rt.records.outputs.get_output(handle, tenant)
     except NotFound:
         return "gone"
+    output = reading_view(stored, redact=tenant not in rt.settings.unredacted_tenants)  # what jobs will ask for
     try:
         done = _load(rt, output)
     except NotFound:
@@ -159,18 +162,18 @@ def _exists(rt: Runtime, output: OutputRecord) -> bool:
     first and the records last (`api.lifecycle.purge_session`, `delete_stored_output`), so a record whose blob
     is gone is an output being deleted."""
     try:
-        rt.records.get_output(output.handle, output.tenant)
+        rt.records.outputs.get_output(output.handle, output.tenant)
     except NotFound:
         return False
     return output.inline is not None or rt.blobs.exists(output.blob_key)
 
 
-def not_applicable(rt: Runtime, live: pipeline.LiveJob, why: str) -> Next:
-    """The output did not load: `auto` routes it again as text; an explicit `query` falls back to truncate."""
+def not_applicable(rt: Runtime, live: LiveJob, why: str) -> Next:
+    """The output did not load: `auto` chooses again as for text; an explicit `query` falls back to truncate."""
     if Mode.parse(live.job.mode_requested) is not Mode.AUTO:
         outcomes.fall_back_to_truncate(rt, live.job, live.output, f"query failed: {why}")
         return None
-    budget = pipeline.chunk_budget_for(rt, live)
-    text = pipeline.decide(rt, live, budget, as_text=True)
+    budget = context.chunk_budget_for(rt, live)
+    text = context.decide(rt, live, budget, as_text=True)
     decision = RoutingDecision(mode=text.mode, reason=f"auto: not loadable as tables ({why}); {text.reason}")
-    return pipeline.follow(rt, live, decision, budget)
+    return context.follow(rt, live, decision, budget)

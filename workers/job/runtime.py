@@ -9,10 +9,10 @@ its call budget.
 
 The gate also opens the call's scope for the pacer (`infra.llm.ratelimit.pacing`): a call waiting for its turn
 under its model's provider limits shows as `calls_waiting` on the job, not as a failure; and once the call
-is answered it is counted under the model that answered it (`JobStore.count_model_call`), with the
+is answered it is counted under the model that answered it (`JobAccounting.count_model_call`), with the
 fallback it took, if any. A map's gate keeps its counts (`defer_counts`) for the map to write with its
-output in one round trip (`JobStore.record_chunk_and_settle`): at 0 ms per model call a job is all such
-fixed costs, and a round trip per call was one more GIL hand-off per map in a busy worker.
+output in one round trip (`JobFanIn.record_chunk_and_settle`): with a model that answers at once a job is all
+such fixed costs, and a round trip per call was one more GIL hand-off per map in a busy worker.
 
 Wrapping the job's `LLM` (instead of sprinkling checks through the steps) puts the check exactly
 between LLM calls — between the attempts of one map, between agent turns, before each reduce —
@@ -40,8 +40,8 @@ from infra.llm.ratelimit.pacing import CallScope, call_scope, request_tokens
 from infra.query.loaded_forms import LoadedForms, MemoryLoadedForms
 from infra.settings import Settings
 from infra.stores.bundle import Stores
-from infra.stores.jobs import JobRecord, JobStore, ModelCall, ModelFallback
-from infra.stores.records import RecordStore
+from infra.stores.jobs import JobRecord, JobStores, ModelCall, ModelFallback
+from infra.stores.records import RecordStores
 
 log = logging.getLogger("toolout.workers")
 
@@ -51,8 +51,8 @@ class Runtime:
     """The steps' dependencies; tests build one with in-memory stores and a scripted model."""
 
     settings: Settings
-    jobs: JobStore
-    records: RecordStore
+    jobs: JobStores
+    records: RecordStores
     blobs: BlobStore
     llm: LLM
     limits: ModelLimits | None = None
@@ -82,7 +82,7 @@ class Runtime:
         if not self.settings.trace_max_bytes or not events:
             return
         try:
-            self.jobs.add_trace(job_id, events)
+            self.jobs.traces.add_trace(job_id, events)
         except Exception as exc:  # noqa: BLE001 - the trace explains a job, it must never fail one
             log.warning("job %s: trace not written: %s", job_id, exc)
 
@@ -141,7 +141,7 @@ class GatedLLM:
     """
 
     llm: LLM
-    jobs: JobStore
+    jobs: JobStores
     job_id: str
     max_calls: int
     reserved: int = 0
@@ -174,17 +174,19 @@ class GatedLLM:
         if self.hedge_budget <= 0:
             return None
         return HedgeTicket(
-            self.stage, lambda: self.jobs.reserve_hedge(self.job_id, self.hedge_budget), prompt_tokens=prompt_tokens
+            self.stage,
+            lambda: self.jobs.accounting.reserve_hedge(self.job_id, self.hedge_budget),
+            prompt_tokens=prompt_tokens,
         )
 
     def _waiting(self, delta: int, seconds: float) -> None:
-        self.jobs.note_waiting(self.job_id, delta, seconds)
+        self.jobs.accounting.note_waiting(self.job_id, delta, seconds)
 
     def _count(self, reply: LLMReply, scope: CallScope) -> None:
         """Count the call under the model that answered it: the last one its client tried (its usage holds
         every copy a hedged call sent; what hedging cost is counted apart as well)."""
         if scope.hedge is not None and scope.hedge.sent:
-            self.jobs.count_hedges(self.job_id, scope.hedge.sent, scope.hedge.won, scope.hedge.cost)
+            self.jobs.accounting.count_hedges(self.job_id, scope.hedge.sent, scope.hedge.won, scope.hedge.cost)
         first = str(getattr(self.llm, "model", None) or reply.model or "unknown")
         answered = scope.attempted[-1] if scope.attempted else first
         fallback = None
@@ -195,7 +197,7 @@ class GatedLLM:
         if self.defer_counts:
             self.counts.append(call)
             return
-        self.jobs.count_model_call(self.job_id, call.stage, call.model, call.usage, call.fallback)
+        self.jobs.accounting.count_model_call(self.job_id, call.stage, call.model, call.usage, call.fallback)
 
     def take_counts(self) -> list[ModelCall]:
         """The calls answered and not yet counted; the caller now writes them."""
@@ -205,15 +207,15 @@ class GatedLLM:
     def flush_counts(self) -> None:
         """Count what no output took (the part failed, or the step did): every call made is counted."""
         for call in self.take_counts():
-            self.jobs.count_model_call(self.job_id, call.stage, call.model, call.usage, call.fallback)
+            self.jobs.accounting.count_model_call(self.job_id, call.stage, call.model, call.usage, call.fallback)
 
     def _reserve(self) -> None:
         if self.reserved > 0:
             self.reserved -= 1
             return
-        if self.jobs.reserve_llm_call(self.job_id, self.max_calls):
+        if self.jobs.accounting.reserve_llm_call(self.job_id, self.max_calls):
             return
-        if self.jobs.is_terminal(self.job_id):
+        if self.jobs.records.is_terminal(self.job_id):
             raise JobEnded(f"job {self.job_id} already ended; no further model calls", job_id=self.job_id)
         log.warning("job %s: LLM call budget of %d calls is spent", self.job_id, self.max_calls)
         raise LLMBudgetExhausted(

@@ -5,16 +5,15 @@ reduce groups of one level) and the reduce stage that runs once every part is se
 pipeline answers with the `Next` one (None: the job has ended, or is someone else's to go on with), and
 `workers.job.drive` runs it on either executor.
 
-Steps travel as Celery task messages and, for the stage after a fan-out, as JSON stored on the job
-(`JobStore.expect_parts`): both go through `message` and `from_message` here, so a step's wire form (its
-task name and positional arguments, unchanged from the untyped dicts they replace) is written in one place.
+Each step type is declared there, once, with its task name, queue and code (`drive.STEPS`); steps travel as Celery
+task messages and, for the stage after a fan-out, as JSON stored on the job (`JobFanIn.expect_parts`): both go
+through the registry's `message` and `from_message`, so a step's wire form (its task name and positional
+arguments) is written in one place.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import astuple, dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass
 
 from extraction.documents.chunking import Chunk
 
@@ -36,7 +35,6 @@ def group_covers(groups: list[list[int]], covers: list[Cover]) -> list[Cover]:
 
 @dataclass(frozen=True)
 class Start:
-    TASK: ClassVar[str] = "toolout.start_extraction"
     job_id: str
 
 
@@ -44,7 +42,6 @@ class Start:
 class Map:
     """One chunk's map call: a part of level 0."""
 
-    TASK: ClassVar[str] = "toolout.map_chunk"
     job_id: str
     index: int
     start: int
@@ -60,7 +57,6 @@ class Map:
 class ReduceGroup:
     """One group of level-`level` outputs reduced into output `group` of level `level + 1`."""
 
-    TASK: ClassVar[str] = "toolout.reduce_group"
     job_id: str
     level: int
     group: int
@@ -76,7 +72,6 @@ class ReduceGroup:
 class ReduceStage:
     """The stage after a level: finish, or plan the next round of groups; `covers[i]` is what part `i` holds."""
 
-    TASK: ClassVar[str] = "toolout.reduce_stage"
     job_id: str
     level: int
     covers: list[Cover]
@@ -84,7 +79,6 @@ class ReduceStage:
 
 @dataclass(frozen=True)
 class ReadGrep:
-    TASK: ClassVar[str] = "toolout.read_grep"
     job_id: str
 
 
@@ -92,7 +86,6 @@ class ReadGrep:
 class Query:
     """The query sub-agent (`workers.job.query`), on the agent queue: loading and SQL happen there."""
 
-    TASK: ClassVar[str] = "toolout.query"
     job_id: str
 
 
@@ -114,30 +107,6 @@ Next = Fanout | Step | None
 @dataclass(frozen=True)
 class Settled:
     """A map recorded its output and settled its level in the same round trip: `then` is what
-    `JobStore.settle_level` answered (the stage after the level, `stored`, for the one map that completed it)."""
+    `JobFanIn.settle_level` answered (the stage after the level, `stored`, for the one map that completed it)."""
 
     then: str | None
-
-
-STEPS: dict[str, type[Step]] = {kind.TASK: kind for kind in (Start, Map, ReduceGroup, ReduceStage, ReadGrep, Query)}
-
-
-def message(step: Step) -> tuple[str, list[Any]]:
-    """The step as a task message: its task name and positional arguments (JSON-friendly lists)."""
-    return step.TASK, list(astuple(step))
-
-
-def from_message(task: str, args: list[Any] | tuple[Any, ...]) -> Step:
-    return STEPS[task](*args)
-
-
-def stored(step: Step, task_id: str) -> str:
-    """The stage after a fan-out as kept on the job: with its task id fixed, so a cancel can revoke it."""
-    task, args = message(step)
-    return json.dumps({"task": task, "id": task_id, "args": args})
-
-
-def from_stored(text: str) -> tuple[Step, str]:
-    """A stage `stored` on the job, and its task id."""
-    kept = json.loads(text)
-    return from_message(kept["task"], kept["args"]), str(kept["id"])

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from extraction.errors import NotFound
 from infra.settings import Settings
-from infra.stores.jobs import JobStore
+from infra.stores.jobs import JobStores
 from infra.webhooks.delivery import Delivery, InvalidCallbackUrl, check_callback_url, deliver, payload, tenant_secret
 
 log = logging.getLogger("toolout.webhooks")
@@ -27,10 +27,10 @@ class Attempt:
     retry_in: float | None
 
 
-def deliver_once(settings: Settings, jobs: JobStore, job_id: str, attempt: int) -> Attempt:
+def deliver_once(settings: Settings, jobs: JobStores, job_id: str, attempt: int) -> Attempt:
     """Attempt `attempt` (1-based) to POST the finished job to its callback URL."""
     try:
-        job = jobs.get(job_id)
+        job = jobs.records.get(job_id)
     except NotFound:
         return Attempt(None, None)  # expired or deleted meanwhile: nothing to tell
     if job.callback_url is None or settings.webhook_secret is None or not job.status.terminal:
@@ -56,9 +56,9 @@ def _next_delay(settings: Settings, result: Delivery, attempt: int, job_id: str)
     return float(settings.webhook_retry_base_seconds * 2 ** (attempt - 1))
 
 
-def wants_webhook(jobs: JobStore, job_id: str) -> bool:
+def wants_webhook(jobs: JobStores, job_id: str) -> bool:
     """Whether a job that just finished asked for a webhook (one read, only when a job ends)."""
     try:
-        return jobs.get(job_id).callback_url is not None
+        return jobs.records.get(job_id).callback_url is not None
     except NotFound:
         return False

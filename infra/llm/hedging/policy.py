@@ -14,7 +14,7 @@ trigger + 1.1 s (the reduce after it): the trigger must stay under ~2 s, i.e. ~2
 * Two hedges per call at most: a hedge is itself slow 5 % of the time, so with one hedge 1.65 x 5 % = 8 %
   of jobs would still wait 5 s (the job's p95 would be a slow job); a second copy after another trigger
   makes that 0.4 % for 0.08 extra calls a job.
-* The 1 s floor keeps fast calls (the offline model at 0 ms, scheduling noise on a busy worker) from being
+* The 1 s floor keeps fast calls (the offline model answering at once, scheduling noise on a busy worker) from being
   hedged at all; `min_samples` (20) before a window is trusted, and `initial_delay` (3 s) until then.
 """
 

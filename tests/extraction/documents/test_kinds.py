@@ -42,3 +42,14 @@ def test_a_character_cut_at_the_end_of_the_head_is_still_text() -> None:
 
 def test_only_html_kinds_get_a_text_view() -> None:
     assert [kind for kind in ContentKind if kind.is_html] == [ContentKind.HTML, ContentKind.XHTML]
+
+
+@pytest.mark.parametrize("head", [b"[Sun Dec 04 04:47:44 2005] [notice] workerEnv.init() ok", b"{not json}", b"[x]"])
+def test_a_bracket_that_opens_no_json_value_is_text(head: bytes) -> None:
+    """An Apache error log opens with `[Sun Dec 04 …]`: the live corpus test saw it stored as `json`."""
+    assert sniff_kind("text/plain", head) is ContentKind.TEXT
+
+
+@pytest.mark.parametrize("head", [b'[{"a": 1}]', b"[ 1, 2]", b"[]", b"[\n  true]", b'{"k": 1}', b"{ }", b"[  ", b"{"])
+def test_a_json_array_or_object_is_json_however_it_opens(head: bytes) -> None:
+    assert sniff_kind("text/plain", head) is ContentKind.JSON

@@ -24,3 +24,10 @@ from extraction.documents.structured import StructuredKind, sniff_structured
 )
 def test_sniff(head: bytes, content_type: str, kind: StructuredKind | None) -> None:
     assert sniff_structured(head, content_type) == kind
+
+
+def test_a_log_whose_lines_open_with_a_bracket_is_not_json() -> None:
+    """Apache's error log (`[Sun Dec 04 04:47:44 2005] [error] …`) would cost `auto` a failed load as JSON."""
+    log = b"".join(b"[Sun Dec 04 04:47:%02d 2005] [error] mod_jk child init 1 -2\n" % n for n in range(30))
+    assert sniff_structured(log) is None
+    assert sniff_structured(b'[\n  {"id": 1}\n]') is StructuredKind.JSON

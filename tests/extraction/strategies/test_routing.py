@@ -1,4 +1,4 @@
-"""Routing (docs/spec/tool-output.md §Routing): auto decides between full-chunked and read-grep; explicit modes win."""
+"""Mode choice (docs/spec/tool-output.md §Mode choice): auto picks full-chunked or read-grep; explicit modes win."""
 
 import pytest
 

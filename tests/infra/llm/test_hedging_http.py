@@ -12,7 +12,7 @@ import pytest
 from extraction.strategies.mapreduce import ModelLimits
 from infra.llm.hedging import HedgePolicy, Hedger, HedgeTicket
 from infra.llm.ratelimit.pacing import CallScope, call_scope
-from infra.stores.jobs import JobRecord, MemoryJobStore
+from infra.stores.jobs import JobRecord, JobStores, memory_job_stores
 from tests.fixtures.servers import wait_until
 from tests.infra.llm.test_client import map_call
 from workers.job.runtime import GatedLLM
@@ -34,37 +34,37 @@ def warmed(client):
     return client
 
 
-def gated(offline_model, jobs: MemoryJobStore, budget: int, per_call: int = 1) -> GatedLLM:
+def gated(offline_model, jobs: JobStores, budget: int, per_call: int = 1) -> GatedLLM:
     hedger = Hedger(HedgePolicy(initial_delay_seconds=1.0, min_samples=1000, per_call=per_call))
     client = warmed(offline_model.client(knobs=EVERY_CALL_SLOW, hedger=hedger))
-    job = jobs.create(JobRecord(id=f"j-{uuid.uuid4()}", session_id="s", handle="h", extract="x", nonce="n"))
+    job = jobs.records.create(JobRecord(id=f"j-{uuid.uuid4()}", session_id="s", handle="h", extract="x", nonce="n"))
     return GatedLLM(client, jobs, job.id, max_calls=100, hedge_budget=budget, limits=ModelLimits(8000, 500))
 
 
 def test_the_losing_copy_is_cancelled_over_http_and_both_calls_are_counted(offline_model) -> None:
-    jobs = MemoryJobStore(ttl_seconds=600, deadline_seconds=600)
+    jobs = memory_job_stores(ttl_seconds=600, deadline_seconds=600)
     llm = gated(offline_model, jobs, budget=1)
     before = tail_counts(offline_model)
     reply = llm.complete(map_call(f"request {uuid.uuid4()}"), max_tokens=200)
     assert "<ai-agent-" in (reply.content or "")
     assert wait_until(lambda: tail_counts(offline_model)["cancelled"] == before["cancelled"] + 1, timeout=10)
     assert tail_counts(offline_model)["slow"] == before["slow"] + 2  # both copies reached the server
-    job = jobs.get(llm.job_id)
+    job = jobs.records.get(llm.job_id)
     assert (job.hedges_sent, job.hedges_won) == (1, 0)  # the original answered first; the hedge lost
     assert job.hedge_input_tokens > 0 and job.hedge_output_tokens == 0  # the cancelled hedge's prompt, as sent
     counted = job.model_usage[offline_model.model]
     assert counted.calls == 2 == reply.usage.calls
     assert counted.input_tokens == reply.usage.input_tokens > job.hedge_input_tokens
-    assert jobs.hedge_totals()["sent"] == 1
+    assert jobs.accounting.hedge_totals()["sent"] == 1
 
 
 def test_the_hedge_budget_holds_when_every_call_is_slow(offline_model) -> None:
-    jobs = MemoryJobStore(ttl_seconds=600, deadline_seconds=600)
+    jobs = memory_job_stores(ttl_seconds=600, deadline_seconds=600)
     llm = gated(offline_model, jobs, budget=2, per_call=2)
     with ThreadPoolExecutor(6) as pool:
         replies = list(pool.map(lambda _: llm.complete(map_call(f"request {uuid.uuid4()}"), max_tokens=200), range(6)))
-    job = jobs.get(llm.job_id)
-    assert job.hedges_sent == 2 and jobs.hedge_totals()["sent"] == 2
+    job = jobs.records.get(llm.job_id)
+    assert job.hedges_sent == 2 and jobs.accounting.hedge_totals()["sent"] == 2
     counted = job.model_usage[offline_model.model].calls
     assert sum(r.usage.calls for r in replies) == 8 == counted  # six calls and two hedges, all counted
 

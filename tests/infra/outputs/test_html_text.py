@@ -54,3 +54,12 @@ def test_with_no_place_to_cut_it_waits_then_cuts_where_it_ends() -> None:
 def test_a_cut_after_the_first_piece_is_taken_when_the_piece_has_none() -> None:
     text = "z" * 30 + "</p>" + "w" * 5
     assert safe_cut(text, 10) == 34
+
+
+def test_a_piece_dense_with_control_characters_still_converts() -> None:
+    """The converter refuses a piece with "excess control bytes" as binary (found by fuzzing): one such piece
+    cost the whole page its text view. Control characters are not visible text, so they go first."""
+    noisy = "<p>" + "\x01\x11\x7f" * 20 + "kept</p><p>tab\there</p>"
+    assert to_markdown(noisy) == "kept\n\ntab\there\n"
+    pieces = b"".join(markdown_blocks([("<p>ok</p>" * 20 + noisy * 3).encode()], piece_chars=64)).decode()
+    assert pieces.count("kept") == 3 and pieces.count("ok") == 20

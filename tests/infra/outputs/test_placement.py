@@ -18,7 +18,7 @@ from infra.outputs.content import iter_content
 from infra.outputs.placement import DEFAULT_TARGET
 from infra.outputs.storing import Target, UploadMeta, WriteOptions, store_output
 from infra.outputs.versions import BytesSource
-from infra.stores.records import MemoryRecordStore, OutputRecord, SessionRecord, Space
+from infra.stores.records import OutputRecord, RecordStores, SessionRecord, Space, memory_record_stores
 
 
 class Clock:
@@ -30,12 +30,12 @@ class Clock:
 
 
 @pytest.fixture()
-def stores() -> tuple[MemoryRecordStore, MemoryBlobStore]:
-    return MemoryRecordStore(session_ttl_seconds=600), MemoryBlobStore()
+def stores() -> tuple[RecordStores, MemoryBlobStore]:
+    return memory_record_stores(session_ttl_seconds=600), MemoryBlobStore()
 
 
 def put(
-    stores: tuple[MemoryRecordStore, MemoryBlobStore],
+    stores: tuple[RecordStores, MemoryBlobStore],
     session: SessionRecord,
     data: bytes,
     target: Target = DEFAULT_TARGET,
@@ -61,19 +61,19 @@ def put(
     )
 
 
-def text(stores: tuple[MemoryRecordStore, MemoryBlobStore], record: OutputRecord) -> bytes:
+def text(stores: tuple[RecordStores, MemoryBlobStore], record: OutputRecord) -> bytes:
     return b"".join(iter_content(stores[1], record))
 
 
 def test_default_names_count_per_tool(stores) -> None:
-    session = stores[0].create_session()
+    session = stores[0].sessions.create_session()
     names = [put(stores, session, b"x", tool=tool).name for tool in ("search", "search", "web-fetch", "search")]
     assert names == ["search_1", "search_2", "web_fetch_1", "search_3"]
 
 
 @pytest.mark.parametrize("inline_max", [1 << 20, 0], ids=["inline", "blob"])
 def test_append_joins_on_a_new_line_and_keeps_created_at(stores, inline_max: int) -> None:
-    session, clock = stores[0].create_session(), Clock()
+    session, clock = stores[0].sessions.create_session(), Clock()
     target = Target(Space.VARIABLE, "log", WriteMode.APPEND)
     first = put(stores, session, b"one", target, inline_max=inline_max, clock=clock)
     second = put(stores, session, b"two\n", target, inline_max=inline_max, clock=clock)
@@ -83,12 +83,12 @@ def test_append_joins_on_a_new_line_and_keeps_created_at(stores, inline_max: int
     assert third.updated_at is not None and third.updated_at > second.created_at
     assert (third.stats.lines, third.chars) == (3, 13)
     assert (third.inline is not None) == bool(inline_max)
-    retired = stores[0].retired_outputs(before=float("inf"))
+    retired = stores[0].retention.retired_outputs(before=float("inf"))
     assert [r.handle for r in retired] == [first.handle, second.handle]
 
 
 def test_append_content_types(stores) -> None:
-    session = stores[0].create_session()
+    session = stores[0].sessions.create_session()
     json_target = Target(Space.VARIABLE, "j", WriteMode.APPEND)
     put(stores, session, b'{"a":1}', json_target, content_type="application/json")
     assert put(stores, session, b'{"b":2}', json_target, content_type="application/json").content_type == "text/plain"
@@ -98,7 +98,7 @@ def test_append_content_types(stores) -> None:
 
 
 def test_replace_new_and_files(stores) -> None:
-    session = stores[0].create_session()
+    session = stores[0].sessions.create_session()
     put(stores, session, b"old", Target(Space.VARIABLE, "foo", WriteMode.APPEND))
     replaced = put(stores, session, b"new", Target(Space.VARIABLE, "foo", WriteMode.REPLACE))
     assert text(stores, replaced) == b"new" and replaced.parts == 1
@@ -106,12 +106,12 @@ def test_replace_new_and_files(stores) -> None:
     assert fresh == ["foo_2", "foo_3"]
     files = [put(stores, session, b"f", Target(Space.FILE, "out/r.md", WriteMode.NEW)).path for _ in range(3)]
     assert files == ["out/r.md", "out/r_2.md", "out/r_3.md"]
-    assert set(stores[0].aliases(session.id, Space.FILE)) == set(files)
-    assert set(stores[0].aliases(session.id, Space.VARIABLE)) == {"foo", "foo_2", "foo_3"}
+    assert set(stores[0].names.aliases(session.id, Space.FILE)) == set(files)
+    assert set(stores[0].names.aliases(session.id, Space.VARIABLE)) == {"foo", "foo_2", "foo_3"}
 
 
 def test_small_outputs_write_no_blob_and_big_ones_write_three(stores) -> None:
-    session = stores[0].create_session()
+    session = stores[0].sessions.create_session()
     small = put(stores, session, b"x" * 200, inline_max=16_384)
     big = put(stores, session, b"y\n" * 10_000, inline_max=16_384)
     blobs = stores[1]
@@ -121,24 +121,24 @@ def test_small_outputs_write_no_blob_and_big_ones_write_three(stores) -> None:
 
 
 def test_racing_appends_keep_every_part(stores) -> None:
-    session = stores[0].create_session()
+    session = stores[0].sessions.create_session()
     target = Target(Space.VARIABLE, "log", WriteMode.APPEND)
     parts = [f"part {i:02d}".encode() for i in range(16)]
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda p: put(stores, session, p, target, inline_max=0), parts))
-    handle = stores[0].alias(session.id, Space.VARIABLE, "log")
-    final = stores[0].get_output(handle or "")
+    handle = stores[0].names.alias(session.id, Space.VARIABLE, "log")
+    final = stores[0].outputs.get_output(handle or "")
     assert sorted(text(stores, final).split(b"\n")) == parts and final.parts == 16
-    live = {stores[0].get_output(h).blob_key for h in stores[0].session_handles(session.id)}
+    live = {stores[0].outputs.get_output(h).blob_key for h in stores[0].sessions.session_handles(session.id)}
     assert set(stores[1]._blobs) <= live | {f"{k}.tokidx" for k in live} | {f"{k}.lines" for k in live}  # no orphans
 
 
 def test_a_session_deleted_meanwhile_leaves_nothing(stores) -> None:
-    session = stores[0].create_session()
-    stores[0].drop_session_records(session.id)
+    session = stores[0].sessions.create_session()
+    stores[0].sessions.drop_session_records(session.id)
     with pytest.raises(NotFound, match="deleted during the upload"):
         put(stores, session, b"x" * 100, inline_max=0)
-    assert stores[1]._blobs == {} and stores[0].session_handles(session.id) == []
+    assert stores[1]._blobs == {} and stores[0].sessions.session_handles(session.id) == []
 
 
 class LaggingBlobs(MemoryBlobStore):
@@ -163,8 +163,8 @@ def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 def test_an_append_reads_a_lagging_store_again_instead_of_blaming_the_session(no_sleep) -> None:
-    stores = (MemoryRecordStore(session_ttl_seconds=600), LaggingBlobs(misses=0))
-    session, target = stores[0].create_session(), Target(Space.VARIABLE, "log", WriteMode.APPEND)
+    stores = (memory_record_stores(session_ttl_seconds=600), LaggingBlobs(misses=0))
+    session, target = stores[0].sessions.create_session(), Target(Space.VARIABLE, "log", WriteMode.APPEND)
     put(stores, session, b"old", target, inline_max=0)
     stores[1].misses = 2
     appended = put(stores, session, b"new", target, inline_max=0)
@@ -172,18 +172,18 @@ def test_an_append_reads_a_lagging_store_again_instead_of_blaming_the_session(no
 
 
 def test_a_store_that_never_shows_the_blob_is_a_503_not_a_deleted_session(no_sleep) -> None:
-    stores = (MemoryRecordStore(session_ttl_seconds=600), LaggingBlobs(misses=0))
-    session, target = stores[0].create_session(), Target(Space.VARIABLE, "log", WriteMode.APPEND)
+    stores = (memory_record_stores(session_ttl_seconds=600), LaggingBlobs(misses=0))
+    session, target = stores[0].sessions.create_session(), Target(Space.VARIABLE, "log", WriteMode.APPEND)
     first = put(stores, session, b"old", target, inline_max=0)
     stores[1].misses = 99
     with pytest.raises(BackendUnavailable, match=f"did not show the content of {first.handle}"):
         put(stores, session, b"new", target, inline_max=0)
-    assert stores[0].alias(session.id, Space.VARIABLE, "log") == first.handle
-    assert stores[0].session_handles(session.id) == [first.handle]  # the failed append left no version behind
+    assert stores[0].names.alias(session.id, Space.VARIABLE, "log") == first.handle
+    assert stores[0].sessions.session_handles(session.id) == [first.handle]  # the failed append left no version behind
 
 
 def test_a_miss_while_placing_keeps_its_own_message_while_the_session_lives(stores, monkeypatch) -> None:
-    session = stores[0].create_session()
+    session = stores[0].sessions.create_session()
 
     def lost(*_: object) -> OutputRecord:
         raise NotFound("no blob stored under 'k'", key="k")

@@ -27,7 +27,7 @@ from infra.outputs.grep_engine import compile_matcher
 from infra.outputs.storing import Target, UploadMeta, WriteOptions, store_output
 from infra.outputs.variables import SessionVariables
 from infra.outputs.versions import BytesSource
-from infra.stores.records import MemoryRecordStore, SessionRecord, Space
+from infra.stores.records import SessionRecord, Space, memory_record_stores
 
 LOG = "".join(f"{i:03d} {'ERROR' if i % 17 == 0 else 'INFO'} naïve café ✓ item {i}\n" for i in range(1, 301))
 DOC = {"items": [{"id": f"o-{i}", "total": i * 1.5} for i in range(30)], "count": 30, "meta": {"source": "api"}}
@@ -37,8 +37,8 @@ class Session:
     """One session on the in-memory stores, written through the service's one storing path."""
 
     def __init__(self, inline_max: int) -> None:
-        self.records, self.blobs = MemoryRecordStore(session_ttl_seconds=600), MemoryBlobStore()
-        self.session: SessionRecord = self.records.create_session()
+        self.records, self.blobs = memory_record_stores(session_ttl_seconds=600), MemoryBlobStore()
+        self.session: SessionRecord = self.records.sessions.create_session()
         self.options = WriteOptions(inline_max_bytes=inline_max, block_size=97)  # small blocks: every split
 
     def put(self, name: str, content: str, content_type: str = "text/plain") -> None:
@@ -163,8 +163,8 @@ def test_session_buffers_answer_every_operation_as_the_memory_store_does(inline_
 
 
 def _files(session: Session) -> dict[str, Any]:
-    handles = session.records.aliases(session.session.id, Space.FILE)
-    return {path: session.records.get_output(handle) for path, handle in handles.items()}
+    handles = session.records.names.aliases(session.session.id, Space.FILE)
+    return {path: session.records.outputs.get_output(handle) for path, handle in handles.items()}
 
 
 def test_info_shows_the_stored_metadata(inline_max: int) -> None:
@@ -173,4 +173,4 @@ def test_info_shows_the_stored_metadata(inline_max: int) -> None:
     info = session.buffers().info("log")
     assert info is not None
     assert (info.chars, info.bytes, info.lines, info.source) == (len(LOG), len(LOG.encode()), 300, "tool")
-    assert info.handle == session.records.alias(session.session.id, Space.VARIABLE, "log")
+    assert info.handle == session.records.names.alias(session.session.id, Space.VARIABLE, "log")

@@ -139,6 +139,14 @@ def test_a_trailing_comment_is_answered(sandbox: Sandbox) -> None:
     assert sandbox.query("SELECT count(*) FROM orders; -- total", 5).rows == [(3000,)]
 
 
+def test_a_final_semicolon_after_non_ascii_text_is_cut_where_it_stands(sandbox: Sandbox) -> None:
+    """DuckDB's tokenizer counts UTF-8 bytes: read as characters, the `;` after `'é'` was looked for past the
+    end of the text (an IndexError, found by fuzzing), or a character early."""
+    assert sandbox.query("SELECT 'éé' AS x;", 5).rows == [("éé",)]
+    assert sandbox.query("SELECT count(*) AS n FROM orders WHERE note <> 'ü;'  ; -- ß", 5).rows == [(3000,)]
+    assert sandbox.check("SELECT '日本' AS x ;").endswith("SELECT '日本' AS x\n) AS __q")
+
+
 def test_big_values_are_cut_inside_the_engine(sandbox: Sandbox) -> None:
     found = sandbox.query("SELECT repeat('x', 20000000) AS s, [1, 2] AS l, 7 AS n FROM range(51)", 5)
     assert [len(r[0]) for r in found.rows] == [LIMITS.max_cell_chars] * 5 and found.more

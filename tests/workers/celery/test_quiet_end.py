@@ -8,14 +8,14 @@ import pytest
 
 from extraction.errors import NotFound
 from infra.errors import BackendUnavailable
-from infra.stores.jobs import JobRecord, JobStatus, MemoryJobStore
+from infra.stores.jobs import JobRecord, JobStatus, JobStores, memory_job_stores
 from workers.celery.tasks import quiet_when_over
 
 
 @pytest.fixture()
-def jobs() -> MemoryJobStore:
-    store = MemoryJobStore(ttl_seconds=600, deadline_seconds=60)
-    store.create(JobRecord(id="j1", session_id="s1", tenant="dev", handle="h1", extract="x", nonce="n"))
+def jobs() -> JobStores:
+    store = memory_job_stores(ttl_seconds=600, deadline_seconds=60)
+    store.records.create(JobRecord(id="j1", session_id="s1", tenant="dev", handle="h1", extract="x", nonce="n"))
     return store
 
 
@@ -28,12 +28,12 @@ def failing(exc: Exception):
 
 @pytest.mark.parametrize("end", ["deleted", "canceled"])
 def test_a_job_that_ended_under_its_task_ends_it_quietly(
-    jobs: MemoryJobStore, end: str, caplog: pytest.LogCaptureFixture
+    jobs: JobStores, end: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     if end == "deleted":
-        jobs.delete_session_jobs("s1")
+        jobs.records.delete_session_jobs("s1")
     else:
-        jobs.cancel("j1")
+        jobs.records.cancel("j1")
     with caplog.at_level(logging.DEBUG):
         quiet_when_over(jobs, "toolout.map_chunk", failing(NotFound("no extraction job 'j1'")))("j1", 0, 0, 10)
         quiet_when_over(jobs, "toolout.map_chunk", failing(BackendUnavailable("blob gone")))("j1", 1, 0, 10)
@@ -43,11 +43,11 @@ def test_a_job_that_ended_under_its_task_ends_it_quietly(
     ]
 
 
-def test_a_live_or_finished_jobs_failure_still_raises(jobs: MemoryJobStore) -> None:
+def test_a_live_or_finished_jobs_failure_still_raises(jobs: JobStores) -> None:
     """Only the end of the job silences a failure; for a job still running it is a real error (and
     BackendUnavailable still reaches Celery's autoretry)."""
     with pytest.raises(BackendUnavailable):
         quiet_when_over(jobs, "toolout.map_chunk", failing(BackendUnavailable("redis down")))("j1")
-    jobs.finish("j1", JobStatus.SUCCEEDED, result="done")
+    jobs.records.finish("j1", JobStatus.SUCCEEDED, result="done")
     with pytest.raises(ValueError):
         quiet_when_over(jobs, "toolout.start_extraction", failing(ValueError("bug")))("j1")

@@ -22,9 +22,11 @@ from infra.stores.jobs import JobRecord, JobStatus
 from tests.workers.conftest import NONCE_RE, store_output, submit
 from tests.workers.job.test_pipeline import NEEDLE, document
 from tests.workers.job.test_read_grep import LOG, grepping_model
-from workers.job import pipeline
+from workers.job import context
 from workers.job.runtime import Runtime
 from workers.local import LocalDispatcher
+
+pytestmark = pytest.mark.twin("chunk and call planning from an output's measured stats, identical on every store")
 
 REQUEST = "database pool errors"
 
@@ -65,7 +67,7 @@ def estimate_and_run(rt: Runtime, data: bytes, mode: str) -> tuple[ExtractionEst
     )
     job = submit(rt, output, REQUEST, mode)
     LocalDispatcher(rt, concurrency=4).run(job.id)
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.status is JobStatus.SUCCEEDED and done.fallback_reason is None, done.error
     return found, done
 
@@ -174,8 +176,7 @@ def test_every_job_on_a_document_plans_the_same_chunks(make_runtime, context_tok
     data = (document().decode() * (8 if context_tokens > 10_000 else 1)).encode()
     output = store_output(rt, data)
     plans = {
-        tuple(c.end for c in pipeline.start(rt, submit(rt, output, REQUEST, "full-chunked").id).parts)
-        for _ in range(20)
+        tuple(c.end for c in context.start(rt, submit(rt, output, REQUEST, "full-chunked").id).parts) for _ in range(20)
     }
     found = estimate_extraction(
         output,
@@ -188,7 +189,7 @@ def test_every_job_on_a_document_plans_the_same_chunks(make_runtime, context_tok
         price=lambda *_: None,
     )
     assert len(plans) == 1 and len(next(iter(plans))) == found.chunks
-    budget = pipeline.chunk_budget_for(rt, pipeline.load(rt, submit(rt, output, REQUEST, "full-chunked").id))
+    budget = context.chunk_budget_for(rt, context.load(rt, submit(rt, output, REQUEST, "full-chunked").id))
     fresh = plan_fresh(rt.blobs, output, budget, rt.settings.chunk_overlap)  # the jobs after the first read it kept
     assert plans == {tuple(c.end for c in fresh)}
 
@@ -197,10 +198,10 @@ def test_the_job_records_the_model_its_usage_is_counted_under(make_runtime) -> N
     rt = make_runtime(counting_model(), context_tokens=128_000)
     output = store_output(rt, document())
     job = submit(rt, output, REQUEST, "auto")
-    rt.jobs.update(job.id, model="openai/gpt-4o-mini")
+    rt.jobs.records.update(job.id, model="openai/gpt-4o-mini")
     LocalDispatcher(rt).run(job.id)
-    [total] = rt.jobs.usage_totals()
-    assert (total.tenant, total.model, total.usage) == ("dev", "openai/gpt-4o-mini", rt.jobs.get(job.id).usage)
+    [total] = rt.jobs.accounting.usage_totals()
+    assert (total.tenant, total.model, total.usage) == ("dev", "openai/gpt-4o-mini", rt.jobs.records.get(job.id).usage)
 
 
 def test_the_estimate_adds_the_hedge_budget_at_its_worst_unless_the_request_turns_hedging_off(make_runtime) -> None:

@@ -15,9 +15,11 @@ from infra.stores.jobs import JobStatus
 from tests.workers.conftest import needle_model, store_output, submit
 from tests.workers.job.test_pipeline import NEEDLE, document, drive
 from tests.workers.job.test_read_grep import LOG
-from workers.job import pipeline
+from workers.job import context, pipeline
 from workers.job.agent import run_read_grep
 from workers.job.runtime import GatedLLM, JobEnded
+
+pytestmark = pytest.mark.twin("model-call budgets and cancels between calls; blob reads are incidental")
 
 
 def test_a_spent_budget_ends_the_job_with_the_truncate_fallback_and_a_warning(make_runtime, caplog) -> None:
@@ -25,7 +27,7 @@ def test_a_spent_budget_ends_the_job_with_the_truncate_fallback_and_a_warning(ma
     output = store_output(rt, document())
     job = submit(rt, output, "database pool errors", mode="full-chunked")
     drive(rt, job.id)
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.chunks_total > 3 and len(rt.llm.calls) == 3 and done.llm_calls_reserved == 3
     assert done.status is JobStatus.SUCCEEDED and done.mode_used == "truncate"
     assert done.result.startswith(
@@ -57,9 +59,9 @@ def test_the_budget_also_bounds_the_read_grep_agent(make_runtime) -> None:
     )
     rt = make_runtime(reading, max_llm_calls_per_job=2, agent_max_turns=10)
     job = submit(rt, store_output(rt, LOG.encode()), "anything", mode="read-grep")
-    pipeline.start(rt, job.id)
+    context.start(rt, job.id)
     run_read_grep(rt, job.id)
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert len(rt.llm.calls) == 2 and done.agent_turns == 2 and done.mode_used == "truncate"
     assert done.fallback_reason.startswith(
         "read-grep failed: model call failed: the job's LLM call budget is spent (2 calls"
@@ -71,35 +73,37 @@ def test_concurrent_reservations_never_overshoot_the_budget(make_runtime) -> Non
     job = submit(rt, store_output(rt, document()), "errors")
     granted: list[bool] = []
     threads = [
-        threading.Thread(target=lambda: granted.extend(rt.jobs.reserve_llm_call(job.id, 25) for _ in range(10)))
+        threading.Thread(
+            target=lambda: granted.extend(rt.jobs.accounting.reserve_llm_call(job.id, 25) for _ in range(10))
+        )
         for _ in range(8)
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert granted.count(True) == 25 and rt.jobs.get(job.id).llm_calls_reserved == 25
+    assert granted.count(True) == 25 and rt.jobs.records.get(job.id).llm_calls_reserved == 25
 
 
 def test_a_cancel_between_two_attempts_of_one_map_stops_the_second_call(make_runtime) -> None:
     """The first answer has no wrapper (a retry would follow), but the job is canceled meanwhile."""
 
     def respond(messages, tools):
-        rt.jobs.cancel(job.id)
+        rt.jobs.records.cancel(job.id)
         return LLMReply(content="no wrapper here", usage=Usage(calls=1))
 
     rt = make_runtime(ScriptedLLM(respond), context_tokens=4000)
     job = submit(rt, store_output(rt, document()), "errors", mode="full-chunked")
-    first = pipeline.start(rt, job.id).parts[0]
+    first = context.start(rt, job.id).parts[0]
     pipeline.run_map(rt, job.id, first.index, first.start, first.end)
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert len(rt.llm.calls) == 1 and done.status is JobStatus.CANCELED and done.fallback_reason is None
     assert done.usage.calls == 1, "the call that was made is still charged"
 
 
 def test_a_cancel_between_agent_turns_stops_the_agent(make_runtime) -> None:
     def respond(messages, tools):
-        rt.jobs.cancel(job.id)
+        rt.jobs.records.cancel(job.id)
         handle = re.search(r"Handle/filename: (\S+)", messages[0]["content"]).group(1)
         return LLMReply(
             tool_calls=[ToolCall(id="g", name="Grep", arguments=json.dumps({"handle": handle, "pattern": "ERROR"}))]
@@ -107,9 +111,9 @@ def test_a_cancel_between_agent_turns_stops_the_agent(make_runtime) -> None:
 
     rt = make_runtime(ScriptedLLM(respond))
     job = submit(rt, store_output(rt, LOG.encode()), "errors", mode="read-grep")
-    pipeline.start(rt, job.id)
+    context.start(rt, job.id)
     run_read_grep(rt, job.id)
-    assert len(rt.llm.calls) == 1 and rt.jobs.get(job.id).status is JobStatus.CANCELED
+    assert len(rt.llm.calls) == 1 and rt.jobs.records.get(job.id).status is JobStatus.CANCELED
 
 
 def test_the_gate_says_why_it_refuses(make_runtime) -> None:
@@ -118,7 +122,7 @@ def test_the_gate_says_why_it_refuses(make_runtime) -> None:
     gated = GatedLLM(rt.llm, rt.jobs, job.id, max_calls=0, limits=rt.map_limits())
     with pytest.raises(LLMBudgetExhausted):
         gated.complete([{"role": "user", "content": "x"}])
-    rt.jobs.cancel(job.id)
+    rt.jobs.records.cancel(job.id)
     with pytest.raises(JobEnded):
         GatedLLM(rt.llm, rt.jobs, job.id, max_calls=10, limits=rt.map_limits()).complete(
             [{"role": "user", "content": "x"}]

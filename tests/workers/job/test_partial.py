@@ -17,8 +17,12 @@ from infra.errors import LLMCallError
 from infra.stores.jobs import JobStatus
 from tests.workers.conftest import CHUNK_NOTES, NONCE_RE, needle_model, store_output, submit
 from tests.workers.job.test_pipeline import NEEDLE, document, drive
-from workers.job import pipeline
+from workers.job import context, pipeline
 from workers.local import LocalDispatcher
+
+pytestmark = pytest.mark.twin(
+    "which parts fail and how often, with a scripted model; blob reads go through the contract-tested BlobStore"
+)
 
 INDEX_RE = re.compile(r"^- Index: (\d+) of (\d+)$", re.M)
 Fault = Callable[[list[Message]], LLMReply | None]
@@ -65,7 +69,7 @@ def on_chunks(numbers: set[int], reply: Callable[[list[Message]], LLMReply]) -> 
 
 
 def model_calls(job) -> int:
-    """Calls counted per model on the job (`JobStore.count_model_call`), whatever became of them."""
+    """Calls counted per model on the job (`JobAccounting.count_model_call`), whatever became of them."""
     return sum(usage.calls for usage in job.model_usage.values())
 
 
@@ -84,11 +88,11 @@ def run(make_runtime, fault: Fault, *, extract: str = "database pool errors", **
     output = store_output(rt, document())
     job = submit(rt, output, extract, mode="full-chunked")
     drive(rt, job.id)
-    return rt, output, rt.jobs.get(job.id)
+    return rt, output, rt.jobs.records.get(job.id)
 
 
 def plan(rt, job_id: str):
-    return {chunk.index: chunk for chunk in pipeline.start(rt, job_id).parts}
+    return {chunk.index: chunk for chunk in context.start(rt, job_id).parts}
 
 
 # --- one bad chunk ------------------------------------------------------------------------------
@@ -117,7 +121,7 @@ def test_the_named_range_is_the_failed_chunks_own(make_runtime) -> None:
     job = submit(rt, store_output(rt, document()), "errors", mode="full-chunked")
     chunk = plan(rt, job.id)[2]
     drive(rt, job.id)
-    failed = rt.jobs.get(job.id).failed_ranges
+    failed = rt.jobs.records.get(job.id).failed_ranges
     assert [(f.start, f.end) for f in failed] == [(chunk.start, chunk.end)]
 
 
@@ -182,7 +186,7 @@ def test_exactly_the_allowed_share_failing_is_still_answered_and_one_more_is_not
     total = len(plan(rt, job.id))  # the plan depends on the job's nonce: set the limit from this job's own
     rt.settings = rt.settings.model_copy(update={"max_failed_chunk_fraction": 5 / total})
     drive(rt, job.id)
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.chunks_total == total and done.chunks_failed == failing
     if answered:
         assert done.mode_used == "full-chunked"
@@ -237,10 +241,10 @@ def test_a_redelivered_failed_chunk_makes_no_call_and_counts_nothing_even_if_the
     healthy["now"] = True
     calls = len(rt.llm.calls)
     pipeline.run_map(rt, job.id, chunk.index, chunk.start, chunk.end)
-    record = rt.jobs.get(job.id)
+    record = rt.jobs.records.get(job.id)
     assert len(rt.llm.calls) == calls == 2
     assert (record.chunks_failed, record.chunks_done, len(record.failed_ranges), record.usage.calls) == (1, 0, 1, 2)
-    assert rt.jobs.failed_chunk_counts()["map"] == 1
+    assert rt.jobs.accounting.failed_chunk_counts()["map"] == 1
 
 
 def test_a_job_resubmitted_by_the_watchdog_keeps_its_failures_and_counts_them_once(make_runtime) -> None:
@@ -249,22 +253,22 @@ def test_a_job_resubmitted_by_the_watchdog_keeps_its_failures_and_counts_them_on
     fault = faulty(lambda m: None if healthy["now"] else on_chunks({3}, no_wrapper)(m))
     rt = make_runtime(fault, context_tokens=4000, max_output_tokens=ONE_REDUCE_OUTPUT_TOKENS)
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")
-    for chunk in pipeline.start(rt, job.id).parts:
+    for chunk in context.start(rt, job.id).parts:
         pipeline.run_map(rt, job.id, chunk.index, chunk.start, chunk.end)
     maps = len(rt.llm.calls)
     healthy["now"] = True
     drive(rt, job.id)  # what the watchdog's re-submission runs
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.status is JobStatus.SUCCEEDED and done.mode_used == "full-chunked" and NEEDLE in done.result
     assert len(rt.llm.calls) == maps + 1, "only the final reduce was asked"
-    assert (done.chunks_failed, len(done.failed_ranges), rt.jobs.failed_chunk_counts()["map"]) == (1, 1, 1)
+    assert (done.chunks_failed, len(done.failed_ranges), rt.jobs.accounting.failed_chunk_counts()["map"]) == (1, 1, 1)
     assert "WARNING: 1 of " in done.result and done.usage.calls == len(rt.llm.calls)
 
 
 def test_a_cancel_between_attempts_is_no_failure(make_runtime) -> None:
     def cancel_then_no_wrapper(messages):
         if chunk_number(messages) == 1:
-            rt.jobs.cancel(job.id)
+            rt.jobs.records.cancel(job.id)
             return no_wrapper(messages)
         return None
 
@@ -272,8 +276,12 @@ def test_a_cancel_between_attempts_is_no_failure(make_runtime) -> None:
     job = submit(rt, store_output(rt, document()), "errors", mode="full-chunked")
     chunk = plan(rt, job.id)[0]
     pipeline.run_map(rt, job.id, chunk.index, chunk.start, chunk.end)
-    done = rt.jobs.get(job.id)
-    assert done.status is JobStatus.CANCELED and done.chunks_failed == 0 and rt.jobs.failed_chunk_counts()["map"] == 0
+    done = rt.jobs.records.get(job.id)
+    assert (
+        done.status is JobStatus.CANCELED
+        and done.chunks_failed == 0
+        and rt.jobs.accounting.failed_chunk_counts()["map"] == 0
+    )
 
 
 # --- the same steps in process ----------------------------------------------------------------------
@@ -288,7 +296,7 @@ def test_the_local_dispatcher_degrades_the_same_way(make_runtime) -> None:
         dispatcher.start(job.id).result(timeout=30)
     finally:
         dispatcher.close()
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.status is JobStatus.SUCCEEDED and done.mode_used == "full-chunked" and NEEDLE in done.result
     assert [(f.index, f.start, f.end) for f in done.failed_ranges] == [(2, chunk.start, chunk.end)]
     assert done.result.split("\n\n")[1] == (
@@ -325,7 +333,7 @@ def run_groups(make_runtime, fault: Fault, **settings):
     job = submit(rt, store_output(rt, document()), "summaries", mode="full-chunked")
     chunks = plan(rt, job.id)
     drive(rt, job.id)
-    return rt, chunks, rt.jobs.get(job.id)
+    return rt, chunks, rt.jobs.records.get(job.id)
 
 
 def test_a_failing_reduce_group_is_retried_once_then_named_by_its_chunks(make_runtime) -> None:
@@ -345,7 +353,7 @@ def test_a_failing_reduce_group_is_retried_once_then_named_by_its_chunks(make_ru
     )
     answered = {int(n) for n in re.findall(r"saw chunk (\d+)", done.result)}
     assert answered == set(range(1, done.chunks_total + 1)) - set(range(first, last + 1))
-    assert rt.jobs.failed_chunk_counts() == {"map": 0, "reduce": len(group.chunks)}
+    assert rt.jobs.accounting.failed_chunk_counts() == {"map": 0, "reduce": len(group.chunks)}
 
 
 def test_a_chunk_lost_at_the_map_is_not_counted_again_by_its_failing_group(make_runtime) -> None:

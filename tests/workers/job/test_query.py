@@ -18,11 +18,15 @@ from offline_model import OfflineModelConfig
 from offline_model.responder import respond
 from tests.infra.query.catalog import FIRST_EVENT, catalog_bytes, ticket_catalog
 from tests.workers.conftest import NONCE_RE, store_output, submit
-from toolout.datasets import ORDER_NEEDLE, json_orders
-from workers.job import pipeline
+from toolout.devstack.datasets import ORDER_NEEDLE, json_orders
+from workers.job import context
 from workers.job.query import engine_limits, run_query
 from workers.job.steps import Query
 from workers.local import LocalDispatcher
+
+pytestmark = pytest.mark.twin(
+    "the query agent's steps; query jobs run on file:// and S3 in tests/integration/test_corpus_live.py"
+)
 
 ORDERS = b"".join(json_orders(600_000))
 
@@ -47,7 +51,7 @@ def offline_llm() -> ScriptedLLM:
 def run(rt, output, extract: str, mode: str = "auto"):
     job = submit(rt, output, extract, mode=mode)
     LocalDispatcher(rt, concurrency=1).run(job.id)
-    return rt.jobs.get(job.id)
+    return rt.jobs.records.get(job.id)
 
 
 def test_auto_routes_a_big_json_array_to_query_and_finds_the_planted_order(make_runtime) -> None:
@@ -98,13 +102,13 @@ def test_injection_inside_the_data_stays_data(make_runtime) -> None:
 
 
 def test_auto_routes_again_as_text_when_the_output_does_not_load(make_runtime) -> None:
-    text = "".join(f"[INFO] request {i} served in {i % 97} ms\n" for i in range(20_000)).encode()
+    text = "".join(f'["INFO"] request {i} served in {i % 97} ms\n' for i in range(20_000)).encode()  # opens as JSON
     rt = make_runtime(offline_llm())
     output = store_output(rt, text)
     job = submit(rt, output, "requests served in 96 ms")
-    assert isinstance(pipeline.start(rt, job.id), Query)
+    assert isinstance(context.start(rt, job.id), Query)
     LocalDispatcher(rt, concurrency=1).run(job.id)  # start again: the query step re-routes
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.mode_used in ("read-grep", "full-chunked") and "not loadable as tables" in done.routing_reason
 
 
@@ -212,7 +216,7 @@ def test_an_outage_opening_the_tables_is_not_a_fallback(make_runtime, monkeypatc
     job = submit(rt, output, "anything", mode="query")
     with pytest.raises(BackendUnavailable):
         run_query(rt, job.id)
-    assert rt.jobs.get(job.id).fallback_reason is None
+    assert rt.jobs.records.get(job.id).fallback_reason is None
 
 
 def test_sql_with_a_lone_surrogate_is_kept_as_its_escape() -> None:

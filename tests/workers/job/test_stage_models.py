@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from extraction.protocols import LLM, LLMReply, Message
 from extraction.strategies.mapreduce import ModelLimits
 from extraction.testing import ScriptedLLM
@@ -14,6 +16,8 @@ from infra.stores.jobs import JobStatus
 from tests.workers.conftest import CHUNK_NOTES, needle_model, store_output, submit
 from tests.workers.job.test_pipeline import NEEDLE, document, drive
 from workers.job.runtime import Runtime
+
+pytestmark = pytest.mark.twin("which model each stage calls; stored content is incidental")
 
 
 class Named:
@@ -65,7 +69,7 @@ def test_map_calls_go_to_the_map_model_and_the_reduce_to_the_reduce_model(make_r
     output = store_output(rt, document())
     job = submit(rt, output, "database pool errors", mode="full-chunked")
     drive(rt, job.id)
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.status is JobStatus.SUCCEEDED and NEEDLE in done.result
     assert len(cheap.inner.calls) == done.chunks_total and len(strong.inner.calls) >= 1
     assert set(done.model_usage) == {"cheap", "strong"}
@@ -90,7 +94,7 @@ def test_each_stage_plans_with_its_own_models_limits(make_runtime) -> None:
     )
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")
     drive(rt, job.id)
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.chunks_total > 10 and done.reduce_level == 0 and len(strong.inner.calls) == 1
 
 
@@ -99,7 +103,7 @@ def test_a_call_a_fallback_answered_is_recorded_on_the_job(make_runtime) -> None
     rt = staged(make_runtime, {"map": falls_back, "reduce": Named("strong", needle_model(NEEDLE))})
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")
     drive(rt, job.id)
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.status is JobStatus.SUCCEEDED
     assert len(done.model_fallbacks) == done.chunks_total
     first = done.model_fallbacks[0]
@@ -113,7 +117,7 @@ def test_a_call_waiting_for_its_turn_shows_as_waiting_then_goes(make_runtime) ->
     rt = make_runtime(needle_model(NEEDLE))
 
     def sleep(seconds: float) -> None:
-        seen.append(rt.jobs.get(job.id).calls_waiting)
+        seen.append(rt.jobs.records.get(job.id).calls_waiting)
         slept.append(seconds)
 
     pacer = Pacer(MemoryRateLimiter(burst_seconds=0.0), {"cheap": RateLimit(rpm=60)}, sleep=sleep)
@@ -121,7 +125,7 @@ def test_a_call_waiting_for_its_turn_shows_as_waiting_then_goes(make_runtime) ->
     rt = staged(make_runtime, {"map": cheap, "reduce": Named("strong", needle_model(NEEDLE), pacer=pacer)})
     job = submit(rt, store_output(rt, document()), "database pool errors", mode="full-chunked")
     drive(rt, job.id)
-    done = rt.jobs.get(job.id)
+    done = rt.jobs.records.get(job.id)
     assert done.status is JobStatus.SUCCEEDED and done.calls_waiting == 0
     assert seen and set(seen) == {1}
     assert done.rate_limit_wait_seconds == sum(slept) > 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from extraction.protocols import LLMReply
 from extraction.testing import ScriptedLLM
 from infra.stores.jobs import JobStatus, new_job
@@ -13,14 +15,16 @@ from tests.workers.conftest import store_output
 from workers.job.webhooks import deliver_once
 from workers.local import LocalDispatcher
 
+pytestmark = pytest.mark.twin("webhook delivery and retries after a job ends; no stored content is read")
+
 HOOKS = {"webhook_secret": "master", "webhook_allow_private": True, "webhook_retry_base_seconds": 0.05}
 
 
 def finished_job(make_runtime, url: str | None, **settings):
     rt = make_runtime(ScriptedLLM(lambda m, t: LLMReply(content="unused")), **{**HOOKS, **settings})
     output = store_output(rt, b"line one\nline two\n")
-    job = rt.jobs.create(new_job(output, "errors", "truncate", callback_url=url))
-    rt.jobs.finish(job.id, JobStatus.SUCCEEDED, result="ABSTRACT …")
+    job = rt.jobs.records.create(new_job(output, "errors", "truncate", callback_url=url))
+    rt.jobs.records.finish(job.id, JobStatus.SUCCEEDED, result="ABSTRACT …")
     return rt, job
 
 
@@ -57,8 +61,10 @@ def test_the_local_dispatcher_delivers_when_a_job_ends_retrying_in_the_backgroun
     with webhook_receiver(502, 502, 200) as receiver:
         rt = make_runtime(ScriptedLLM(lambda m, t: LLMReply(content="unused")), **HOOKS)
         dispatcher = LocalDispatcher(rt, concurrency=2)
-        rt.jobs.listen_finished(dispatcher.finished)
-        job = rt.jobs.create(new_job(store_output(rt, b"a\nb\n"), "errors", "truncate", callback_url=receiver.url))
+        rt.jobs.records.listen_finished(dispatcher.finished)
+        job = rt.jobs.records.create(
+            new_job(store_output(rt, b"a\nb\n"), "errors", "truncate", callback_url=receiver.url)
+        )
         dispatcher.run(job.id)
         for _ in range(100):
             if len(receiver.received) == 3:
