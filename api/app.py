@@ -23,8 +23,9 @@ from fastapi.staticfiles import StaticFiles
 from api.auth import announce_auth_mode
 from api.deps import Services, get_tenant
 from api.errors import error_responses, install_error_handlers
-from api.lifecycle import SWEEP_INTERVAL_SECONDS, sweep_forever
+from api.lifecycle import sweep_forever
 from api.metrics import Metrics, MetricsMiddleware
+from api.openapi_doc import install_openapi
 from api.routers import (
     buffers,
     extractions,
@@ -76,19 +77,21 @@ def create_app(
     settings: Settings | None = None,
     *,
     services: Services | None = None,
-    sweep_interval: float = SWEEP_INTERVAL_SECONDS,
+    sweep_interval: float | None = None,
 ) -> FastAPI:
+    """The API; its sweeper runs every `sweep_interval` seconds (None: `TOOLOUT_SWEEP_INTERVAL_SECONDS`)."""
     settings = services.settings if services is not None else settings or get_settings()
     ensure_offline_encodings()  # uploads tokenize; tiktoken must not try to download its BPE files
     built = services if services is not None else build_services(settings)
-    built.jobs.listen_finished(built.dispatcher.finished)  # a cancel here ends a job too: its webhook goes out
+    built.jobs.records.listen_finished(built.dispatcher.finished)  # a cancel here ends a job too: its webhook goes out
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         announce_auth_mode(settings, built.api_keys)
         if services is None:
             warm_up(built)
-        sweeper = asyncio.create_task(sweep_forever(built, sweep_interval), name="toolout-session-sweeper")
+        interval = sweep_interval or settings.sweep_interval_seconds
+        sweeper = asyncio.create_task(sweep_forever(built, interval), name="toolout-session-sweeper")
         stop_following = built.stores.follow_ends(built.ends.ended)  # wakes `?wait=` long polls
         try:
             yield
@@ -107,14 +110,17 @@ def create_app(
     )
     app.state.settings = settings
     app.state.services = built
-    app.state.metrics = Metrics(failed_chunks=built.jobs.failed_chunk_counts, hedges=built.jobs.hedge_totals)
+    app.state.metrics = Metrics(
+        failed_chunks=built.jobs.accounting.failed_chunk_counts, hedges=built.jobs.accounting.hedge_totals
+    )
     app.add_middleware(MetricsMiddleware, metrics=app.state.metrics)
-    app.state.metrics.registry.register(UsageCollector(built.jobs))
+    app.state.metrics.registry.register(UsageCollector(built.jobs.accounting))
     install_error_handlers(app)
     tracing.instrument_app(app)  # a job's trace starts at the request that creates it
     for module in (sessions, outputs, lines, extractions, traces, webhooks, variables, buffers, files, routing):
         app.include_router(module.router, dependencies=[Depends(get_tenant)], responses=error_responses(401))
     app.include_router(health.router)  # probes and metrics stay open
+    install_openapi(app, settings)
     if settings.console:
         mount_console(app)
     return app

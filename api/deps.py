@@ -16,6 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from api.auth import authenticate, bearer_scheme
 from api.metrics import Metrics
 from api.routers import API_PREFIX
+from api.upload_guards import UploadSlots
 from extraction.strategies.mapreduce import ModelLimits
 from infra.blobstore import BlobStore
 from infra.errors import Unauthorized
@@ -25,9 +26,9 @@ from infra.settings import Settings
 from infra.stores.apikeys import ApiKeyStore
 from infra.stores.bundle import Stores
 from infra.stores.idempotency import IdempotencyStore
-from infra.stores.jobs import JobStore
+from infra.stores.jobs import JobStores
 from infra.stores.jobs.ends import JobEnds
-from infra.stores.records import DEFAULT_TENANT, RecordStore
+from infra.stores.records import DEFAULT_TENANT, RecordStores
 from infra.stores.resultcache import ResultCache
 from workers.dispatcher import Dispatcher
 
@@ -43,6 +44,8 @@ class Services:
     """The model's limits for estimates; None: litellm's model map (imported on first use, seconds)."""
     ends: JobEnds = field(default_factory=JobEnds)
     """The long polls waiting for a job to end; the app's lifespan feeds it from `stores.follow_ends`."""
+    uploads: UploadSlots = field(default_factory=UploadSlots)
+    """The uploads being received now (bounded by `max_uploads_in_flight`)."""
     model_probe: ModelProbe | None = None
     """What `/readyz` asks about the model endpoints; None: probe the settings' endpoints (`infra.llm.probe`)."""
 
@@ -62,11 +65,11 @@ class Services:
         return model_limits_for(self.settings, model or self.settings.stage_model("map"))
 
     @property
-    def records(self) -> RecordStore:
+    def records(self) -> RecordStores:
         return self.stores.records
 
     @property
-    def jobs(self) -> JobStore:
+    def jobs(self) -> JobStores:
         return self.stores.jobs
 
     @property
@@ -95,11 +98,11 @@ def get_settings(services: Annotated[Services, Depends(get_services)]) -> Settin
     return services.settings
 
 
-def get_records(services: Annotated[Services, Depends(get_services)]) -> RecordStore:
+def get_records(services: Annotated[Services, Depends(get_services)]) -> RecordStores:
     return services.records
 
 
-def get_jobs(services: Annotated[Services, Depends(get_services)]) -> JobStore:
+def get_jobs(services: Annotated[Services, Depends(get_services)]) -> JobStores:
     return services.jobs
 
 
@@ -162,8 +165,8 @@ def get_dispatcher(services: Annotated[Services, Depends(get_services)]) -> Disp
 
 ServicesDep = Annotated[Services, Depends(get_services)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-RecordsDep = Annotated[RecordStore, Depends(get_records)]
-JobsDep = Annotated[JobStore, Depends(get_jobs)]
+RecordsDep = Annotated[RecordStores, Depends(get_records)]
+JobsDep = Annotated[JobStores, Depends(get_jobs)]
 EndsDep = Annotated[JobEnds, Depends(get_ends)]
 BlobsDep = Annotated[BlobStore, Depends(get_blobs)]
 DispatcherDep = Annotated[Dispatcher, Depends(get_dispatcher)]

@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from api.deps import refusal_before
+from api.upload_guards import UnsupportedEncoding, UploadTimedOut
 from extraction.buffers.ops import BufferOpError
 from extraction.directives.file_paths import InvalidFilePath
 from extraction.directives.specs import DirectiveError, InvalidDestination, InvalidSource
@@ -54,7 +55,7 @@ _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     IdempotencyKeyReused: 422,
     BudgetExceeded: 422,
     ModelNotAllowed: 422,
-    # variables, routing and buffer_ops: the request named or addressed something wrongly
+    # variables, output routing and buffer_ops: the request named or addressed something wrongly
     VariableError: 422,
     InvalidFilePath: 422,
     InvalidDestination: 422,
@@ -64,6 +65,8 @@ _STATUS_BY_ERROR: dict[type[ToolOutError], int] = {
     InvalidCallbackUrl: 422,
     WebhooksNotConfigured: 422,
     PayloadTooLarge: 413,
+    UploadTimedOut: 408,
+    UnsupportedEncoding: 415,
     PatternError: 400,
     InvalidInput: 400,
     NotFound: 404,
@@ -212,7 +215,7 @@ async def handle_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 def _before_auth(exc: Exception) -> bool:
-    """Client errors FastAPI or a route may raise before `get_tenant` ran; not routing's own 404/405."""
+    """Client errors FastAPI or a route may raise before `get_tenant` ran; not the router's own 404/405."""
     if isinstance(exc, RequestValidationError):
         return True
     if isinstance(exc, StarletteHTTPException):

@@ -25,11 +25,12 @@ from urllib.parse import unquote, urlparse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect
 
+from api.upload_guards import UploadTimedOut
 from extraction.documents.lines import LineIndex
 from extraction.documents.stats import Measured
 from extraction.errors import InvalidInput, PayloadTooLarge
 from infra.blobstore.base import unlink_quietly
-from infra.outputs.versions import Known, Meter
+from infra.outputs.metering import Known, Meter
 from infra.settings import Settings
 
 log = logging.getLogger("toolout.api.ingest")
@@ -43,7 +44,7 @@ class Spooled:
     """A fully received upload: the temp file (caller removes it) and what was measured.
 
     The file's name is a plain `str`: a `Path` would intern its request-unique part, and churning CPython's
-    interned-strings table is what stepped a soak's RSS up (`bench/profiles/interned.py`)."""
+    interned-strings table steps a long-running process's RSS up (`bench/profiles/interned.py`)."""
 
     path: str
     size: int
@@ -113,16 +114,19 @@ class _Pipeline:
             await pending
 
 
-async def spool(stream: AsyncIterator[bytes], *, directory: Path, limit: int, encoding: str) -> Spooled:
+async def spool(
+    stream: AsyncIterator[bytes], *, directory: Path, limit: int, encoding: str, read_timeout: float
+) -> Spooled:
     """Receive `stream` into a temp file under `directory`.
 
-    `PayloadTooLarge` past `limit` bytes, `InvalidInput` if the body is empty.
+    `PayloadTooLarge` past `limit` bytes, `InvalidInput` if the body is empty, `UploadTimedOut` when no byte
+    arrives for `read_timeout` seconds.
     """
     fd, path = tempfile.mkstemp(prefix=SPOOL_PREFIX, dir=directory)
     try:
         with os.fdopen(fd, "wb") as file:
             sink = _Sink(file, encoding)
-            size = await _pump(stream, _Pipeline(sink.consume), limit)
+            size = await _pump(_paced(stream, read_timeout), _Pipeline(sink.consume), limit)
             if size == 0:
                 raise InvalidInput("the request body is empty: send the tool output as the body")
             known = await run_in_threadpool(sink.finish)
@@ -153,6 +157,21 @@ async def _pump(stream: AsyncIterator[bytes], pipeline: _Pipeline, limit: int) -
         await _quietly(pipeline.drain())
         raise
     return size
+
+
+async def _paced(stream: AsyncIterator[bytes], read_timeout: float) -> AsyncIterator[bytes]:
+    """`stream`, cut when the client sends nothing for `read_timeout` seconds (a gap, not the whole body)."""
+    chunks = aiter(stream)
+    while True:
+        try:
+            chunk = await asyncio.wait_for(anext(chunks), read_timeout)
+        except StopAsyncIteration:
+            return
+        except TimeoutError as exc:
+            raise UploadTimedOut(
+                f"no part of the body arrived for {read_timeout:g} s; nothing was stored", read_timeout=read_timeout
+            ) from exc
+        yield chunk
 
 
 async def _quietly(awaitable: asyncio.Future[None] | object) -> None:

@@ -7,7 +7,7 @@ would refuse the second set of collectors). Requests are labelled by route *temp
 Chunks fail in the workers, which serve no `/metrics`. Instead of giving every worker an HTTP
 port (or counting in the API when it happens to see a finished job, which counts polls, not
 chunks, and misses jobs nobody polls), the job store counts each failed chunk once, in the same
-atomic step that records the failure on the job (`JobStore.record_failure`). `/metrics` reads that
+atomic step that records the failure on the job (`JobFanIn.record_failure`). `/metrics` reads that
 store-wide count at scrape time, so `toolout_chunks_failed_total` is the same on every API
 instance: aggregate it with `max`, not `sum`. It restarts from zero with Redis, which Prometheus
 counters allow (a reset).

@@ -38,7 +38,7 @@ def find_source(services: Services, key: str, tenant: str) -> JobRecord | None:
         source = _job(services, job_id, tenant)
         if source is not None and not source.status.terminal:
             continue  # still running: it may answer the next request
-        if source is not None and cacheable(source) and services.records.find_output(source.handle, tenant):
+        if source is not None and cacheable(source) and services.records.outputs.find_output(source.handle, tenant):
             return source
         services.cache.forget(key, job_id)
     return None
@@ -52,7 +52,7 @@ def serve_cached(
     Its own `callback_url`, if the request gave one, is called like any finished job's.
     """
     job = answered_from(source, body.job_on(output, services.settings))
-    services.jobs.create_finished(job)
+    services.jobs.records.create_finished(job)
     offer(services, key, job)
     return job
 
@@ -74,6 +74,6 @@ def forget_outputs(services: Services, handles: list[str]) -> None:
 
 def _job(services: Services, job_id: str, tenant: str) -> JobRecord | None:
     try:
-        return services.jobs.get(job_id, tenant)
+        return services.jobs.records.get(job_id, tenant)
     except NotFound:
         return None

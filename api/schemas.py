@@ -12,8 +12,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
+from api.costs import OutputUsage
 from extraction.strategies.routing import Mode
 from infra.planning.estimates import ExtractionEstimate
+from infra.privacy.policy import redacting
 from infra.settings import Settings
 from infra.stores.jobs import JobRecord, new_job
 from infra.stores.records import OutputRecord, SessionRecord
@@ -28,18 +30,28 @@ class SessionView(BaseModel):
     tenant: str
     created_at: float
     last_used_at: float
-    expires_at: float = Field(description="when the session is swept if it stays idle")
+    expires_at: float = Field(description="when the session is swept: if it stays idle, or at its TTL if sooner")
+    ttl_expires_at: float | None = Field(
+        None, description="the deadline its TTL set (deleted then even if in use); None: it asked none"
+    )
     outputs: list[str] = Field(default_factory=list, description="handles stored in the session")
     links: Links
 
 
 def session_view(record: SessionRecord, *, ttl_seconds: int, outputs: list[str] | None = None) -> SessionView:
     base = f"/v1/sessions/{record.id}"
+    idle_until = record.last_used_at + ttl_seconds
     return SessionView(
-        **record.model_dump(),
-        expires_at=record.last_used_at + ttl_seconds,
+        **record.model_dump(exclude={"expires_at"}),
+        expires_at=idle_until if record.expires_at is None else min(idle_until, record.expires_at),
+        ttl_expires_at=record.expires_at,
         outputs=outputs or [],
-        links={"self": base, "outputs": f"{base}/outputs", "extractions": f"{base}/extractions"},
+        links={
+            "self": base,
+            "outputs": f"{base}/outputs",
+            "extractions": f"{base}/extractions",
+            "usage": f"{base}/usage",
+        },
     )
 
 
@@ -58,6 +70,9 @@ class StatsView(BaseModel):
     text_view: TextViewStats | None = Field(
         None, description="an HTML output's text view (what jobs, Read and Grep read): its size and tokens"
     )
+    redaction: RedactionStats | None = Field(
+        None, description="the secrets found when it was stored: what models read instead (docs/privacy.md)"
+    )
 
 
 class TextViewStats(BaseModel):
@@ -70,16 +85,36 @@ class TextViewStats(BaseModel):
     derive_seconds: float
 
 
+class RedactionStats(BaseModel):
+    """The redacted view: what every model reads of an output that holds secrets (`/content?redacted=true`)."""
+
+    counts: dict[str, int] = Field(description="secrets replaced by [REDACTED:<kind>], by kind")
+    ruleset: str
+    bytes: int = Field(description="the redacted view's size")
+    tokens: int
+
+
 def kind_fields(record: OutputRecord) -> dict[str, Any]:
-    """What `StatsView` adds to the stats: the kind, and the text view's stats when there is one."""
+    """What `StatsView` adds to the stats: the kind, the text view's and the redacted view's stats."""
+    return {"kind": record.kind, "text_view": text_view_stats(record), "redaction": redaction_stats(record)}
+
+
+def text_view_stats(record: OutputRecord) -> TextViewStats | None:
     view = record.text_view
     if view is None:
-        return {"kind": record.kind, "text_view": None}
+        return None
     stats = view.stats
-    text = TextViewStats(
+    return TextViewStats(
         bytes=stats.bytes, lines=stats.lines, tokens=stats.tokens, converter=view.converter, derive_seconds=view.seconds
     )
-    return {"kind": record.kind, "text_view": text}
+
+
+def redaction_stats(record: OutputRecord) -> RedactionStats | None:
+    redaction = record.redaction
+    if redaction is None:
+        return None
+    stats = redaction.view.stats
+    return RedactionStats(counts=redaction.counts, ruleset=redaction.ruleset, bytes=stats.bytes, tokens=stats.tokens)
 
 
 class UploadResult(StatsView):
@@ -123,6 +158,10 @@ class OutputView(StatsView):
     tool_args: str = Field(description="the tool's arguments, verbatim JSON")
     content_type: str
     created_at: float
+    expires_at: float | None = Field(
+        None, description="when it is deleted with all derived from it (its TTL or its session's); None: when idle"
+    )
+    usage: OutputUsage | None = Field(None, description="what extracting from it has cost (GET of one output)")
     links: Links
 
 
@@ -133,6 +172,7 @@ def output_links(handle: str, session_id: str) -> Links:
         "content": f"{base}/content",
         "lines": f"{base}/lines",
         "grep": f"{base}/grep",
+        "usage": f"{base}/usage",
         "session": f"/v1/sessions/{session_id}",
     }
 
@@ -181,6 +221,7 @@ def output_view(record: OutputRecord) -> OutputView:
         tool_args=record.tool_args,
         content_type=record.content_type,
         created_at=record.created_at,
+        expires_at=record.expires_at,
         links=output_links(record.handle, record.session_id),
     )
 
@@ -198,6 +239,14 @@ class ExtractionRequest(BaseModel):
     mode: Mode = Field(Mode.AUTO, description="auto | full-chunked | read-grep | truncate | query")
     view: Literal["text", "raw"] = Field(
         "text", description="an HTML output: read its text view (Markdown, the default) or the raw markup"
+    )
+    redact: bool | None = Field(
+        None,
+        description="false: the job reads the output with its secrets (needs redact_reason, which is logged); "
+        "default: redacted unless the tenant is exempt",
+    )
+    redact_reason: Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] | None = Field(
+        None, description="why a model may see this output's secrets (with redact: false)"
     )
     cache: bool = Field(
         True,
@@ -223,8 +272,13 @@ class ExtractionRequest(BaseModel):
         "(TOOLOUT_ALLOWED_MODELS; any other is refused with 422 model_not_allowed); default: each stage's own",
     )
 
+    def redacting(self, settings: Settings, tenant: str) -> bool:
+        return redacting(settings.unredacted_tenants, tenant, self.redact, self.redact_reason)
+
     def job_on(self, output: OutputRecord, settings: Settings) -> JobRecord:
         """The job this request asks for on `output` (not stored yet): whether it runs or is answered from cache."""
+        redact = self.redacting(settings, output.tenant)
+        counts = output.redaction.counts if redact and output.redaction is not None else {}
         job = new_job(
             output,
             self.extract,
@@ -232,7 +286,7 @@ class ExtractionRequest(BaseModel):
             model=self.model or settings.model,
             callback_url=self.callback_url,
             stage_models=settings.stage_models(self.model),
-        ).model_copy(update={"view": self.view})
+        ).model_copy(update={"view": self.view, "redact": redact, "redactions": counts})
         job.hedge = self.hedge and settings.hedge_enabled
         return job
 

@@ -1,7 +1,7 @@
 """Opening a session's variables and buffers for a request: tenant check first, then the pure protocols' adapters.
 
 Called in route bodies (not as dependencies), so every parameter is validated (422) before Redis is asked.
-A session of another tenant is a 404 exactly like an unknown one (`RecordStore.get_session`).
+A session of another tenant is a 404 exactly like an unknown one (`RecordSessions.get_session`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ NAME_DESCRIPTION = "a variable name: [A-Za-z_][A-Za-z0-9_]* (at most 128 chars; 
 
 
 def open_session(services: Services, session_id: uuid.UUID, tenant: str) -> SessionRecord:
-    return services.records.get_session(str(session_id), tenant)
+    return services.records.sessions.get_session(str(session_id), tenant)
 
 
 def session_variables(services: Services, session_id: uuid.UUID, tenant: str) -> SessionVariables:

@@ -8,7 +8,7 @@ collector reads those totals at each scrape. They are the same on every API inst
 with `max`, not `sum`. They restart from zero with Redis, which Prometheus counters allow (a reset).
 
 `toolout_model_*_total{tenant, model, stage}` count every model call as it was made, under the model that
-answered it and the stage that made it (`JobStore.count_model_call`): a cheap map model and a strong
+answered it and the stage that made it (`JobAccounting.count_model_call`): a cheap map model and a strong
 reduce model (or a fallback) each show their own calls, tokens and cost.
 """
 
@@ -23,7 +23,7 @@ from prometheus_client.registry import Collector
 
 from extraction.errors import ToolOutError
 from extraction.protocols import Usage
-from infra.stores.jobs.base import UsageTotal
+from infra.stores.jobs.accounting import UsageTotal
 from infra.stores.jobs.model_calls import ModelUsageTotal
 
 log = logging.getLogger("toolout.api")

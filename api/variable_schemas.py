@@ -1,4 +1,4 @@
-"""Request and response bodies of the variables, files, routing and buffer routes (CONTRACT_VARIABLES.md).
+"""Request and response bodies of the variables, files, output-routing and buffer routes (CONTRACT_VARIABLES.md).
 
 Timestamps are unix seconds (floats), as in every other view of this API.
 """

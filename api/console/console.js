@@ -142,6 +142,50 @@ function renderJob(view, job) {
   if (job.chunks_total && !view.nodes.size) drawChunks(view, job.chunks_total);
   if (job.result) $(".result-text", pane).textContent = job.result;
   if (job.status === "succeeded" || job.status === "failed") $(".job-result", pane).open = true;
+  renderSources(view, job);
+}
+
+// --- an answer's evidence: each source, and its lines highlighted in the output ----------------------
+const SOURCE_CONTEXT = 3;
+
+function renderSources(view, job) {
+  const items = job.evidence || [];
+  const box = $(".job-sources", view.pane);
+  box.hidden = !items.length;
+  if (!items.length || view.sourcesShown === items.length) return;
+  view.sourcesShown = items.length;
+  box.open = true;
+  $(".sources", view.pane).replaceChildren(...items.map((item) => build("li", {}, [
+    build("a", { className: `source ${item.verified ? "verified" : "unverified"}`, textContent: sourceLabel(item),
+      title: item.why || item.match, onclick: () => openSource(view, job.handle, item) }, []),
+  ])));
+}
+
+function sourceLabel(item) {
+  if (item.source === "query") return `query ✓ ${item.sql}`;
+  const lines = item.start_line === item.end_line ? `L${item.start_line}` : `L${item.start_line}-L${item.end_line}`;
+  const mark = item.verified ? "✓" : "✗ not verified";
+  return `${lines} ${mark} ${item.source}${item.quote ? ": " + item.quote.slice(0, 80) : ""}`;
+}
+
+async function openSource(view, handle, item) {
+  const pre = $(".source-lines", view.pane);
+  if (item.source === "query") {
+    pre.replaceChildren(build("span", { textContent: `${item.sql}\n\n${item.rows || ""}` }, []));
+    return;
+  }
+  const offset = Math.max(1, item.start_line - SOURCE_CONTEXT);
+  const limit = Math.min(item.end_line, item.start_line + 200) - offset + 1 + SOURCE_CONTEXT;
+  const read = await api(`/v1/outputs/${handle}/lines?offset=${offset}&limit=${limit}`, { headers: { Accept: "application/json" } });
+  pre.replaceChildren(...read.text.split("\n").map((line) => {
+    const number = Number((line.match(/^\s*(\d+)\t/) || [])[1]);
+    const cited = number >= item.start_line && number <= item.end_line;
+    const node = build(cited ? "mark" : "span", { className: cited ? "cited" : "", textContent: line + "\n" }, []);
+    node.setAttribute("data-line", String(number));
+    return node;
+  }));
+  const first = $("mark.cited", pre);
+  if (first) first.scrollIntoView({ block: "nearest" });
 }
 
 function drawChunks(view, total) {

@@ -183,12 +183,14 @@ def read(
     name: NameParam,
     services: ServicesDep,
     tenant: Tenant,
-    start_line: Annotated[int | None, Query(ge=1, description="first line (1-based)")] = None,
-    end_line: Annotated[int | None, Query(ge=1, description="last line (inclusive)")] = None,
+    start_line: Annotated[int | None, Query(ge=1, description="first line (1-based; with end_line)")] = None,
+    end_line: Annotated[int | None, Query(ge=1, description="last line (inclusive; with start_line)")] = None,
     offset: Annotated[int | None, Query(ge=0, description="0-based character offset (with length)")] = None,
-    length: Annotated[int | None, Query(ge=1, description="characters from offset")] = None,
+    length: Annotated[int | None, Query(ge=1, description="characters from offset (with offset)")] = None,
 ) -> LinesWindow | CharsWindow:
-    """A line range or a character range (buffer_ops `read`); no range, or one over the limits, is a 422."""
+    """A line range or a character range (buffer_ops `read`): exactly one of `start_line` + `end_line` (at most
+    the read limit's lines, the end not before the start) and `offset` + `length`. No range, half of one, both, or one
+    over the limits is a 422."""
     capture = _named(services, session_id, tenant, name)
     args = _given(operation="read", target=name, start_line=start_line, end_line=end_line, offset=offset, length=length)
     rendered = _run(capture, args)
@@ -259,7 +261,7 @@ def export(
     rendered = _run(capture, args)
     result = capture.exported
     assert result is not None  # the operation ran its export or raised
-    handle = capture.store.records.alias(capture.store.session.id, Space.FILE, result.path) or ""
+    handle = capture.store.records.names.alias(capture.store.session.id, Space.FILE, result.path) or ""
     return ExportView(
         name=name, path=result.path, handle=handle, chars=result.chars, write_mode=result.write_mode, rendered=rendered
     )

@@ -40,11 +40,12 @@ from infra.errors import BackendUnavailable
 from infra.llm.catalog import check_requested_model
 from infra.outputs.views import check_readable, reading_view
 from infra.planning.estimates import ExtractionEstimate, check_budget, estimate_extraction
+from infra.privacy.policy import log_unredacted, unredacted_reason
 from infra.settings import Settings
 from infra.stores.idempotency import fingerprint
-from infra.stores.jobs import JobRecord, JobStatus, JobStore
+from infra.stores.jobs import JobRecord, JobStatus, JobStores
 from infra.stores.jobs.ends import JobEnds
-from infra.stores.records import OutputRecord, RecordStore
+from infra.stores.records import OutputRecord, RecordStores
 from infra.webhooks.delivery import WebhooksNotConfigured, check_callback_url
 from workers.dispatcher import Dispatcher
 
@@ -54,11 +55,11 @@ REREAD_SECONDS = 0.5
 """A long poll re-reads its job this often even unannounced: the fallback when the end feed missed it."""
 
 
-def _live_output(records: RecordStore, handle: str, tenant: str) -> OutputRecord:
+def _live_output(records: RecordStores, handle: str, tenant: str) -> OutputRecord:
     """The output, if it and its session still exist; otherwise a 404 carrying the agent-facing text."""
     try:
-        record = records.get_output(handle, tenant)
-        records.get_session(record.session_id, tenant)
+        record = records.outputs.get_output(handle, tenant)
+        records.sessions.get_session(record.session_id, tenant)
     except NotFound:
         raise NotFound(
             f"no stored output with handle {handle!r}", handle=handle, tool_result=unknown_handle_text(handle)
@@ -66,18 +67,18 @@ def _live_output(records: RecordStore, handle: str, tenant: str) -> OutputRecord
     return record
 
 
-def _readable_output(records: RecordStore, body: ExtractionRequest, tenant: str) -> OutputRecord:
+def _readable_output(records: RecordStores, body: ExtractionRequest, tenant: str, settings: Settings) -> OutputRecord:
     """The output as the job will read it (an HTML page's text view unless `view` is raw); binary is refused."""
     record = _live_output(records, str(body.handle), tenant)
     check_readable(record)
-    return reading_view(record, body.view)
+    return reading_view(record, body.view, redact=body.redacting(settings, tenant))
 
 
-def _submit(jobs: JobStore, dispatcher: Dispatcher, job: JobRecord) -> None:
+def _submit(jobs: JobStores, dispatcher: Dispatcher, job: JobRecord) -> None:
     try:
         dispatcher.submit(job.id)
     except BackendUnavailable as exc:
-        jobs.finish(job.id, JobStatus.FAILED, error=f"could not queue the job: {exc.message}")
+        jobs.records.finish(job.id, JobStatus.FAILED, error=f"could not queue the job: {exc.message}")
         raise
 
 
@@ -109,7 +110,7 @@ def create_extraction(
     _check_extract(body, services.settings)
 
     def produce() -> Response:
-        output = _readable_output(services.records, body, tenant)
+        output = _readable_output(services.records, body, tenant, services.settings)
         key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value, body.model)
         source = result_cache.find_source(services, key, tenant) if key and body.cache else None
         if key and source is not None:
@@ -144,7 +145,10 @@ def _check_extract(body: ExtractionRequest, settings: Settings) -> None:
 def _create(services: Services, output: OutputRecord, body: ExtractionRequest) -> JobRecord:
     """Write the job (admitted against the tenant's live-job cap), then hand it to the workers."""
     record = body.job_on(output, services.settings)
-    job = services.jobs.create(record, max_live=services.settings.max_concurrent_jobs_per_tenant)
+    job = services.jobs.records.create(record, max_live=services.settings.max_concurrent_jobs_per_tenant)
+    if not job.redact:
+        why = unredacted_reason(services.settings.unredacted_tenants, job.tenant, body.redact_reason)
+        log_unredacted(job.id, job.tenant, job.handle, why)
     _submit(services.jobs, services.dispatcher, job)
     return job
 
@@ -172,7 +176,7 @@ def estimate(body: ExtractionRequest, services: ServicesDep, tenant: Tenant) -> 
     it makes is kept with the output, so the job asked next starts without planning again.
     """
     _check_extract(body, services.settings)
-    output = _readable_output(services.records, body, tenant)
+    output = _readable_output(services.records, body, tenant, services.settings)
     key = result_cache.request_key(services, tenant, output, body.extract, body.mode.value, body.model)
     source = result_cache.find_source(services, key, tenant) if key and body.cache else None
     found = _estimate(services, output, body)
@@ -225,14 +229,14 @@ async def get_extraction(
 
 
 async def _wait_for_terminal(
-    jobs: JobStore, ends: JobEnds, job_id: str, tenant: str, wait: float, request: Request
+    jobs: JobStores, ends: JobEnds, job_id: str, tenant: str, wait: float, request: Request
 ) -> JobRecord:
     """Read the record again when the job's end is announced, or every `REREAD_SECONDS` in case an
     announcement was missed; stop early if the client went away. No thread is held while waiting."""
     deadline = time.monotonic() + wait
     with ends.watch(job_id) as ended:  # before the first read: an end between read and wait still wakes us
         while True:
-            job = await run_in_threadpool(jobs.get, job_id, tenant)
+            job = await run_in_threadpool(jobs.records.get, job_id, tenant)
             if job.status.terminal or time.monotonic() >= deadline or await request.is_disconnected():
                 return job
             await ended.wait(min(REREAD_SECONDS, max(deadline - time.monotonic(), 0)))
@@ -245,12 +249,12 @@ def cancel_extraction(job_id: uuid.UUID, jobs: JobsDep, dispatcher: DispatcherDe
     The record's terminal state is the cancel (running steps see it before their next model call);
     revoking the job's queued tasks then spares the workers from taking them at all.
     """
-    job = jobs.get(str(job_id), tenant)
-    if not jobs.cancel(job.id):
-        job = jobs.get(job.id, tenant)
+    job = jobs.records.get(str(job_id), tenant)
+    if not jobs.records.cancel(job.id):
+        job = jobs.records.get(job.id, tenant)
         if job.status is not JobStatus.CANCELED:
             raise Conflict(
                 f"extraction {job.id} already finished as {job.status.value}", job_id=job.id, status=job.status.value
             )
     dispatcher.revoke(job.id)
-    return job_view(jobs.get(job.id, tenant))
+    return job_view(jobs.records.get(job.id, tenant))

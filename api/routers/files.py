@@ -25,7 +25,7 @@ router = APIRouter(prefix=f"{API_PREFIX}/sessions", tags=["files"])
 def list_files(session_id: uuid.UUID, services: ServicesDep, tenant: Tenant) -> FileList:
     """Every file of the session, oldest first: path, handle (read it through `/v1/outputs/{handle}/…`), sizes."""
     session = open_session(services, session_id, tenant)
-    handles = services.records.aliases(session.id, Space.FILE)
-    found = {record.handle: record for record in services.records.get_outputs(handles.values(), session.tenant)}
+    handles = services.records.names.aliases(session.id, Space.FILE)
+    found = {record.handle: record for record in services.records.outputs.get_outputs(handles.values(), session.tenant)}
     current = [found[handle] for handle in handles.values() if handle in found]
     return FileList(items=[file_view(record) for record in sorted(current, key=lambda r: (r.created_at, r.path or ""))])

@@ -32,7 +32,7 @@ from infra.outputs.grep_engine import MAX_PATTERN_CHARS
 from infra.outputs.stored import DEFAULT_MAX_MATCHES, DEFAULT_READ_LIMIT, StoredOutput, grep_time_budget
 from infra.outputs.views import is_text_view, reading_view, with_header
 from infra.settings import Settings
-from infra.stores.records import RecordStore
+from infra.stores.records import RecordStores
 
 router = APIRouter(prefix=API_PREFIX, tags=["lines"])
 
@@ -129,15 +129,15 @@ def output_view_name(output: StoredOutput) -> str:
 
 
 def open_output(
-    handle: uuid.UUID, records: RecordStore, blobs: BlobStore, settings: Settings, tenant: str, view: str = "text"
+    handle: uuid.UUID, records: RecordStores, blobs: BlobStore, settings: Settings, tenant: str, view: str = "text"
 ) -> StoredOutput:
     """The caller's output (404 for an unknown handle or another tenant's); reading counts as use.
 
     Called in the route body rather than as a dependency, so every parameter is validated (422)
     before Redis is asked anything.
     """
-    record = records.get_output(str(handle), tenant)
-    records.touch(record.session_id)
+    record = records.outputs.get_output(str(handle), tenant)
+    records.sessions.touch(record.session_id)
     return StoredOutput(
         blobs,
         reading_view(record, view),

@@ -9,6 +9,7 @@ still received (its sha256 is part of the fingerprint), then the first answer is
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -21,12 +22,14 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response, status
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import BlobsDep, MetricsDep, RecordsDep, Services, ServicesDep, SettingsDep, Tenant
+from api.costs import OutputUsage, output_usage
+from api.deps import BlobsDep, JobsDep, MetricsDep, RecordsDep, Services, ServicesDep, SettingsDep, Tenant
 from api.errors import error_responses, validation_error
 from api.idempotency import IdempotencyKey, idempotent
 from api.ingest import Spooled, spool, spool_dir, too_large
+from api.lifecycle import purge_output
 from api.ranges import parse_range
-from api.result_cache import forget_outputs
+from api.retention import output_deadline, requested_ttl
 from api.routers import API_PREFIX
 from api.schemas import (
     InlineResult,
@@ -38,6 +41,7 @@ from api.schemas import (
     output_links,
     output_view,
 )
+from api.upload_guards import check_encoding
 from api.upload_routing import UploadRoute, upload_route, utc_today
 from extraction.directives.manifest import tool_manifest
 from extraction.directives.specs import DestinationKind
@@ -46,9 +50,9 @@ from extraction.errors import InvalidInput
 from extraction.texts.oversize import is_oversized, too_large_message
 from infra.blobstore import BlobStore
 from infra.outputs.content import content_reader
-from infra.outputs.storing import Target, UploadMeta, delete_stored_output, store_output, write_options
+from infra.outputs.storing import Target, UploadMeta, store_output, write_options
 from infra.outputs.versions import FileSource
-from infra.outputs.views import message_stats
+from infra.outputs.views import message_stats, reading_view
 from infra.query.loaded_forms import wants_preload
 from infra.stores.idempotency import fingerprint
 from infra.stores.records import OutputRecord, SessionRecord
@@ -63,10 +67,12 @@ DEFAULT_CONTENT_TYPE = "text/plain"
 _RAW_BODY = {
     "requestBody": {
         "required": True,
-        "description": "The raw tool output, streamed (chunked transfer is fine).",
+        "description": "The raw tool output, streamed (chunked transfer is fine), uncompressed and not empty. "
+        "A write mode needs a routed output (variable: or file:); a name goes with an inline upload or "
+        "the same variable:NAME.",
         "content": {
-            "text/plain": {"schema": {"type": "string"}},
-            "application/octet-stream": {"schema": {"type": "string", "format": "binary"}},
+            "text/plain": {"schema": {"type": "string", "minLength": 1}},
+            "application/octet-stream": {"schema": {"type": "string", "format": "binary", "minLength": 1}},
         },
     }
 }
@@ -140,7 +146,7 @@ def _check_declared_length(request: Request, limit: int) -> None:
     response_model=UploadResult | RoutedResult,
     responses={
         200: {"model": InlineResult, "description": "store=if_oversized and the output fits"},
-        **error_responses(400, 404, 409, 413, 422, 503),
+        **error_responses(400, 404, 408, 409, 413, 415, 422, 503),
     },
     openapi_extra=_RAW_BODY,
 )
@@ -152,6 +158,7 @@ async def upload_output(
     tenant: Tenant,
     meta: Annotated[UploadMeta, Depends(upload_meta)],
     route: Annotated[UploadRoute, Depends(upload_route)],
+    ttl: Annotated[int | None, Depends(requested_ttl)],
     store: Annotated[
         StorePolicy, Query(description="always, or only when the output is oversized (inline uploads)")
     ] = "always",
@@ -160,23 +167,29 @@ async def upload_output(
     """Store one tool output (the raw body) in the session and measure it; idempotent with an `Idempotency-Key`.
 
     `output=variable:NAME|file:PATH|discard` routes it instead of answering with its stats (see `api.upload_routing`).
+    `X-TTL` (or `?ttl=`) deletes it, with all derived from it, that long after it is stored (`api.retention`).
     """
     settings = services.settings
     _check_declared_length(request, settings.max_upload_bytes)
-    session = await run_in_threadpool(services.records.get_session, str(session_id), tenant)
+    check_encoding(request)
+    session = await run_in_threadpool(services.records.sessions.get_session, str(session_id), tenant)
     started = time.perf_counter()
-    spooled = await spool(
-        request.stream(),
-        directory=spool_dir(settings),
-        limit=settings.max_upload_bytes,
-        encoding=settings.tokenizer_encoding,
-    )
+    with services.uploads.held(settings.max_uploads_in_flight):
+        spooled = await spool(
+            request.stream(),
+            directory=spool_dir(settings),
+            limit=settings.max_upload_bytes,
+            encoding=settings.tokenizer_encoding,
+            read_timeout=settings.upload_read_timeout_seconds,
+        )
     received = time.perf_counter() - started
+    meta = dataclasses.replace(meta, expires_at=output_deadline(session, ttl))  # counted from when it is stored
     metrics.upload_bytes.inc(spooled.size)
     try:
-        key_print = _upload_fingerprint(request, meta, spooled, store, route)
+        key_print = _upload_fingerprint(request, meta, spooled, store, route, ttl)
         produce = functools.partial(_finish_upload, services, session, meta, spooled, store, route)
-        return await run_in_threadpool(idempotent, services.idempotency, tenant, idempotency_key, key_print, produce)
+        keep = functools.partial(idempotent, session_id=session.id)
+        return await run_in_threadpool(keep, services.idempotency, tenant, idempotency_key, key_print, produce)
     finally:
         spooled.remove()
         stored = time.perf_counter() - started - received
@@ -184,10 +197,10 @@ async def upload_output(
 
 
 def _upload_fingerprint(
-    request: Request, meta: UploadMeta, spooled: Spooled, store: StorePolicy, route: UploadRoute
+    request: Request, meta: UploadMeta, spooled: Spooled, store: StorePolicy, route: UploadRoute, ttl: int | None
 ) -> str:
-    """The same upload: same path, same bytes (the sha256 measured while streaming), same tool headers, policy
-    and route (name, output, write mode)."""
+    """The same upload: same path, same bytes (the sha256 measured while streaming), same tool headers, policy,
+    route (name, output, write mode) and TTL."""
     stats = spooled.measured.stats
     return fingerprint(
         "POST",
@@ -198,6 +211,7 @@ def _upload_fingerprint(
         meta.tool_args,
         meta.content_type,
         store,
+        str(ttl),
         *route.fingerprint_parts(),
     )
 
@@ -293,9 +307,20 @@ def _put_spooled(blobs: BlobStore, path: str, key: str) -> None:
 
 
 @router.get("/outputs/{handle}", response_model=OutputView, responses=error_responses(404, 422))
-def get_output(handle: uuid.UUID, records: RecordsDep, tenant: Tenant) -> OutputView:
-    """What is stored under a handle: origin, stats, links (no content)."""
-    return output_view(records.get_output(str(handle), tenant))
+def get_output(handle: uuid.UUID, records: RecordsDep, jobs: JobsDep, tenant: Tenant) -> OutputView:
+    """What is stored under a handle: origin, stats, retention, what extracting from it cost, links (no content)."""
+    record = records.outputs.get_output(str(handle), tenant)
+    view = output_view(record)
+    view.usage = output_usage(record.handle, jobs.records.list_for_session(record.session_id, tenant))
+    return view
+
+
+@router.get("/outputs/{handle}/usage", response_model=OutputUsage, responses=error_responses(404, 422))
+def get_output_usage(handle: uuid.UUID, records: RecordsDep, jobs: JobsDep, tenant: Tenant) -> OutputUsage:
+    """What the output's extraction jobs spent on models (calls, tokens, USD), job by job; a job answered from
+    the result cache says so and costs nothing."""
+    record = records.outputs.get_output(str(handle), tenant)
+    return output_usage(record.handle, jobs.records.list_for_session(record.session_id, tenant))
 
 
 @router.get(
@@ -316,13 +341,18 @@ def get_content(
     byte_range: Annotated[
         str | None, Header(alias="Range", description="one range: bytes=a-b, bytes=a- or bytes=-n")
     ] = None,
+    redacted: Annotated[
+        bool, Query(description="true: the redacted view, as models read it (the bytes as stored when none)")
+    ] = False,
 ) -> StreamingResponse:
-    """The raw bytes, streamed from the blob store; a single byte range gives a 206."""
-    record = records.get_output(str(handle), tenant)
+    """The raw bytes, streamed from the blob store; a single byte range gives a 206. With `redacted=true`,
+    what a model may be shown instead: the content with its secrets replaced (docs/privacy.md)."""
+    stored = records.outputs.get_output(str(handle), tenant)
+    record = reading_view(stored, "raw") if redacted else stored
     reader = content_reader(blobs, record)
     size = reader.size(record.blob_key)
     span = parse_range(byte_range, size)
-    records.touch(record.session_id)
+    records.sessions.touch(record.session_id)
     start, end = span or (0, size)
     headers = {"Accept-Ranges": "bytes", "Content-Length": str(end - start), "ETag": f'"{record.stats.sha256}"'}
     if span is not None:
@@ -333,8 +363,8 @@ def get_content(
 
 @router.delete("/outputs/{handle}", status_code=status.HTTP_204_NO_CONTENT, responses=error_responses(404, 422))
 def delete_output(handle: uuid.UUID, services: ServicesDep, tenant: Tenant) -> Response:
-    """Remove one output: its cached answers, then its blobs, so a failure leaves a record a retry can still find."""
-    record = services.records.get_output(str(handle), tenant)
-    forget_outputs(services, [record.handle])
-    delete_stored_output(services.blobs, services.records, record, services.stores.loaded)
+    """Remove one output and all derived from it: its jobs and their traces, cached answers, kept replays, then
+    its blobs (text view and tables too), so a failure leaves a record a retry can still find."""
+    record = services.records.outputs.get_output(str(handle), tenant)
+    purge_output(services, record)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -23,7 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import JobsDep, Tenant
 from api.errors import error_responses
 from api.routers import API_PREFIX
-from infra.stores.jobs import JobStatus, JobStore
+from infra.stores.jobs import JobStatus, JobStores
 
 router = APIRouter(prefix=f"{API_PREFIX}/extractions", tags=["extractions"])
 
@@ -49,8 +49,8 @@ class TraceView(BaseModel):
 
 @router.get("/{job_id}/trace", response_model=TraceView, responses=error_responses(404, 422))
 def get_trace(job_id: uuid.UUID, jobs: JobsDep, tenant: Tenant, after: After = 0) -> TraceView:
-    job = jobs.get(str(job_id), tenant)
-    events = jobs.trace(job.id, after)
+    job = jobs.records.get(str(job_id), tenant)
+    events = jobs.traces.trace(job.id, after)
     return TraceView(
         job_id=job.id,
         status=job.status,
@@ -75,16 +75,16 @@ def follow_trace(
 ) -> StreamingResponse:
     """The job's trace events as they are written (`event: trace`), its status as it changes (`event: status`),
     and `event: end` once the job is terminal and every event was sent."""
-    job = jobs.get(str(job_id), tenant)  # a 404 before the stream starts
+    job = jobs.records.get(str(job_id), tenant)  # a 404 before the stream starts
     start = after if last_event_id is None else last_event_id + 1
     return StreamingResponse(_feed(jobs, job.id, tenant, start, request), media_type="text/event-stream")
 
 
-async def _feed(jobs: JobStore, job_id: str, tenant: str, after: int, request: Request) -> AsyncIterator[str]:
+async def _feed(jobs: JobStores, job_id: str, tenant: str, after: int, request: Request) -> AsyncIterator[str]:
     status, quiet_since = "", time.monotonic()
     while not await request.is_disconnected():
-        job = await run_in_threadpool(jobs.get, job_id, tenant)
-        events = await run_in_threadpool(jobs.trace, job_id, after)
+        job = await run_in_threadpool(jobs.records.get, job_id, tenant)
+        events = await run_in_threadpool(jobs.traces.trace, job_id, after)
         for event in events:
             yield f"id: {event['seq']}\nevent: trace\ndata: {json.dumps(event)}\n\n"
             after = event["seq"] + 1

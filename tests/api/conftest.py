@@ -12,6 +12,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
@@ -52,8 +53,31 @@ def client(inproc: InProcess) -> TestClient:
 
 @pytest.fixture(params=["local", "s3"])
 def store_settings(request: pytest.FixtureRequest, local_blob_url: str) -> dict[str, Any]:
-    """Settings naming a local blob root under tmp_path, or a fresh prefix in the moto S3 bucket."""
-    if request.param == "local":
+    """Settings naming a local blob root under tmp_path, or a fresh prefix in the S3 bucket."""
+    return blob_settings(request, request.param, local_blob_url)
+
+
+REAL_STORE = [pytest.mark.redis, pytest.mark.integration]
+
+
+@pytest.fixture(
+    params=["memory", pytest.param("local", marks=REAL_STORE), pytest.param("s3", marks=[*REAL_STORE, pytest.mark.s3])]
+)
+def store_client(request: pytest.FixtureRequest) -> Iterator[httpx.Client | TestClient]:
+    """The API's client on each blob store: in process on the memory twins (the fast tier), and over HTTP on a
+    local directory and on S3, where what is stored really moves (a rename, a multipart upload)."""
+    if request.param == "memory":
+        yield request.getfixturevalue("inproc").client
+        return
+    request.getfixturevalue("redis_client")  # a clean test database, as `start_server` has
+    merged = blob_settings(request, request.param, request.getfixturevalue("local_blob_url"))
+    settings = api_settings(request.getfixturevalue("redis_url"), merged.pop("blob_store"), **merged)
+    with serve_api(settings) as server, server.client() as client:
+        yield client
+
+
+def blob_settings(request: pytest.FixtureRequest, store: str, local_blob_url: str) -> dict[str, Any]:
+    if store == "local":
         return {"blob_store": local_blob_url}
     bucket, options = request.getfixturevalue("s3_bucket"), request.getfixturevalue("s3_options")
     return {

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from infra.stores.jobs import JobStatus
 from tests.api.conftest import InProcess
+
+pytestmark = pytest.mark.twin("cancel bookkeeping between the job store and the broker: no stored bytes are read")
 
 
 def create_job(inproc: InProcess) -> str:
@@ -15,7 +19,7 @@ def create_job(inproc: InProcess) -> str:
 
 def test_a_cancel_revokes_the_jobs_tasks_and_a_refused_cancel_does_not(inproc: InProcess) -> None:
     live, finished = create_job(inproc), create_job(inproc)
-    inproc.app.state.services.jobs.finish(finished, JobStatus.SUCCEEDED, result="ABSTRACT ...")
+    inproc.app.state.services.jobs.records.finish(finished, JobStatus.SUCCEEDED, result="ABSTRACT ...")
     assert inproc.client.post(f"/v1/extractions/{live}/cancel").json()["status"] == "canceled"
     assert inproc.client.post(f"/v1/extractions/{finished}/cancel").status_code == 409
     assert inproc.dispatcher.revoked == [live]

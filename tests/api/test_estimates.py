@@ -19,7 +19,7 @@ from infra.planning.estimates import prompt_context
 from infra.planning.plans import decode_plan, plan_fresh, plan_key, planning_rules
 from infra.stores.jobs import JobStatus
 from tests.fixtures.api_server import api_settings, assert_error, build_test_app
-from toolout import datasets
+from toolout.devstack import datasets
 from workers.testing import RecordingDispatcher
 
 ORDERS = b"".join(datasets.json_orders(2 << 20))
@@ -83,16 +83,18 @@ def test_an_estimate_keeps_its_chunk_plan_for_the_job_until_the_output_is_delete
     services = offline.services
     _, handle = offline.upload(JSON)
     found = offline.estimate(handle)
-    output = services.records.get_output(handle)
+    output = services.records.outputs.get_output(handle)
     budget = chunk_budget_for(
-        prompt_context(output, REQUEST), services.model_limits(), planning_rules(services.settings)
+        prompt_context(output, REQUEST, cite=services.settings.evidence),
+        services.model_limits(),
+        planning_rules(services.settings),
     )
     key = plan_key(output, budget, services.settings.chunk_overlap)
-    kept = decode_plan(services.records.chunk_plan(output, key))
+    kept = decode_plan(services.records.plans.chunk_plan(output, key))
     assert kept == plan_fresh(services.blobs, output, budget, services.settings.chunk_overlap)
     assert len(kept) == found["chunks"]
     assert offline.client.delete(f"/v1/outputs/{handle}").status_code == 204
-    assert services.records.chunk_plan(output, key) is None
+    assert services.records.plans.chunk_plan(output, key) is None
 
 
 def test_a_priced_model_gets_litellms_price_for_the_estimated_tokens(priced: App) -> None:
@@ -140,7 +142,7 @@ def test_the_estimate_says_when_the_cache_would_answer(offline: App) -> None:
     _, handle = offline.upload(JSON)
     job = offline.client.post("/v1/extractions", json={"handle": handle, "extract": REQUEST}).json()
     report = {"content": "3 declined orders", "found": True}
-    offline.services.jobs.finish(job["id"], JobStatus.SUCCEEDED, result="ABSTRACT", report=report)
+    offline.services.jobs.records.finish(job["id"], JobStatus.SUCCEEDED, result="ABSTRACT", report=report)
     assert offline.estimate(handle)["cached_from"] == job["id"]
     assert offline.estimate(handle, cache=False)["cached"] is False
 
@@ -179,7 +181,7 @@ def test_a_cost_budget_on_an_unpriced_model_cannot_be_kept(offline: App) -> None
 def test_a_cached_answer_needs_no_budget(offline: App) -> None:
     _, handle = offline.upload(JSON)
     job = offline.client.post("/v1/extractions", json={"handle": handle, "extract": REQUEST}).json()
-    offline.services.jobs.finish(job["id"], JobStatus.SUCCEEDED, result="ABSTRACT", report={"content": "x"})
+    offline.services.jobs.records.finish(job["id"], JobStatus.SUCCEEDED, result="ABSTRACT", report={"content": "x"})
     body = {"handle": handle, "extract": REQUEST, "max_input_tokens": 1, "max_cost_usd": 0}
     assert offline.client.post("/v1/extractions", json=body).status_code == 201
 

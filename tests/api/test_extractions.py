@@ -10,9 +10,13 @@ import pytest
 
 from api.routers import extractions
 from infra.redis.client import connect
-from infra.stores.jobs import JobStatus, RedisJobStore
+from infra.stores.jobs import JobStatus, redis_job_stores
 from tests.api.conftest import InProcess
 from tests.fixtures.api_server import ApiServer, assert_error
+
+pytestmark = pytest.mark.twin(
+    "the long poll's wake-up on the in-memory job store; real stores run jobs in tests/integration"
+)
 
 
 @pytest.fixture()
@@ -51,7 +55,7 @@ def test_creating_an_extraction_queues_a_job(api_server: ApiServer, stored: tupl
         assert api_server.dispatcher.submitted == [job["id"]]
         assert client.get(response.headers["location"]).json() == job
         assert [item["id"] for item in client.get(f"/v1/sessions/{session}/extractions").json()["items"]] == [job["id"]]
-    record = api_server.services.jobs.get(job["id"])
+    record = api_server.services.jobs.records.get(job["id"])
     assert len(record.nonce) == 16 and record.deadline_at > record.created_at
 
 
@@ -75,13 +79,13 @@ def test_cancel_a_live_job_is_idempotent(api_server: ApiServer, stored: tuple[st
         assert first.status_code == 200 and first.json()["status"] == "canceled"
         again = client.post(f"/v1/extractions/{job_id}/cancel")
         assert again.status_code == 200 and again.json()["status"] == "canceled"
-    assert api_server.services.jobs.finish(job_id, JobStatus.SUCCEEDED, result="late") is False
+    assert api_server.services.jobs.records.finish(job_id, JobStatus.SUCCEEDED, result="late") is False
 
 
 def test_cancel_a_finished_job_is_409(api_server: ApiServer, stored: tuple[str, str]) -> None:
     with api_server.client() as client:
         job_id = create_job(client, stored[1]).json()["id"]
-        api_server.services.jobs.finish(job_id, JobStatus.SUCCEEDED, result="ABSTRACT ...")
+        api_server.services.jobs.records.finish(job_id, JobStatus.SUCCEEDED, result="ABSTRACT ...")
         error = assert_error(client.post(f"/v1/extractions/{job_id}/cancel"), 409, "conflict")
         assert error["details"]["status"] == "succeeded"
         assert client.get(f"/v1/extractions/{job_id}").json()["status"] == "succeeded"
@@ -91,7 +95,10 @@ def test_long_poll_returns_as_soon_as_the_job_finishes(api_server: ApiServer, st
     with api_server.client() as client:
         job_id = create_job(client, stored[1]).json()["id"]
         finisher = threading.Timer(
-            0.5, api_server.services.jobs.finish, args=(job_id, JobStatus.SUCCEEDED), kwargs={"result": "the abstract"}
+            0.5,
+            api_server.services.jobs.records.finish,
+            args=(job_id, JobStatus.SUCCEEDED),
+            kwargs={"result": "the abstract"},
         )
         started = time.monotonic()
         finisher.start()
@@ -110,10 +117,12 @@ def test_a_long_poll_is_woken_by_a_job_another_process_ends(
     """The end is announced over Redis (`finish.lua` publishes it), not found by re-reading: with re-reads
     further apart than the wait, only the announcement can answer before the wait runs out."""
     monkeypatch.setattr(extractions, "REREAD_SECONDS", 60.0)
-    worker_side = RedisJobStore(connect(redis_url), ttl_seconds=60, deadline_seconds=60)  # its own connection
+    worker_side = redis_job_stores(connect(redis_url), ttl_seconds=60, deadline_seconds=60)  # its own connection
     with api_server.client() as client:
         job_id = create_job(client, stored[1]).json()["id"]
-        finisher = threading.Timer(0.3, worker_side.finish, args=(job_id, JobStatus.SUCCEEDED), kwargs={"result": "A"})
+        finisher = threading.Timer(
+            0.3, worker_side.records.finish, args=(job_id, JobStatus.SUCCEEDED), kwargs={"result": "A"}
+        )
         finisher.start()
         response = client.get(f"/v1/extractions/{job_id}", params={"wait": 20})
     finisher.join()
@@ -130,7 +139,7 @@ def test_a_long_poll_on_the_in_memory_stores_is_woken_by_the_end(
     handle = inproc.client.post(f"/v1/sessions/{session}/outputs", content=b"ERROR one\n").json()["handle"]
     job_id = create_job(inproc.client, handle).json()["id"]  # type: ignore[arg-type]
     jobs = inproc.app.state.services.jobs
-    finisher = threading.Timer(0.3, jobs.finish, args=(job_id, JobStatus.FAILED), kwargs={"error": "boom"})
+    finisher = threading.Timer(0.3, jobs.records.finish, args=(job_id, JobStatus.FAILED), kwargs={"error": "boom"})
     finisher.start()
     started = time.monotonic()
     response = inproc.client.get(f"/v1/extractions/{job_id}", params={"wait": 20})

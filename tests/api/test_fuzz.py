@@ -66,9 +66,13 @@ class Seeded:
     handle: str
     job_id: str
     name: str
+    ended_job_id: str
 
-    def path_ids(self) -> dict[str, str]:
-        return {"session_id": self.session_id, "handle": self.handle, "job_id": self.job_id, "name": self.name}
+    def path_ids(self, path: str) -> dict[str, str]:
+        """The seeded ids, with the ended job for a job's event stream: the queued one never ends, and its stream
+        (rightly) stays open for as long as the job runs."""
+        job_id = self.ended_job_id if path.endswith("/events") else self.job_id
+        return {"session_id": self.session_id, "handle": self.handle, "job_id": job_id, "name": self.name}
 
 
 @dataclass
@@ -82,16 +86,21 @@ class FuzzTarget:
 
 
 def seed(url: str) -> Seeded:
-    """A session holding one output (a variable too) and one queued job (the recording submitter never runs it)."""
+    """A session holding one output (a variable too), one queued job (the recording submitter never runs it) and
+    one canceled."""
     with httpx.Client(base_url=url, headers=AUTH, timeout=10) as client:
         session_id = client.post("/v1/sessions").raise_for_status().json()["id"]
         stored = client.post(f"/v1/sessions/{session_id}/outputs", content=SEED_OUTPUT).raise_for_status().json()
-        job = (
-            client.post("/v1/extractions", json={"handle": stored["handle"], "extract": "the ERROR line"})
+        # The first priced estimate imports litellm's cost map (seconds on a loaded box): paid here, not by a case.
+        client.post("/v1/extractions/estimate", json={"handle": stored["handle"], "extract": "x"}, timeout=120)
+        job, ended = (
+            client.post("/v1/extractions", json={"handle": stored["handle"], "extract": extract})
             .raise_for_status()
             .json()
+            for extract in ("the ERROR line", "the first line")
         )
-    return Seeded(session_id, stored["handle"], job["id"], stored["name"])
+        client.post(f"/v1/extractions/{ended['id']}/cancel").raise_for_status()
+    return Seeded(session_id, stored["handle"], job["id"], stored["name"], ended["id"])
 
 
 @pytest.fixture()
@@ -103,7 +112,7 @@ def fuzz_target(redis_client: Any, redis_url: str, tmp_path: Path) -> Iterator[F
 
 def with_seeded_ids(case: Any, seeded: Seeded) -> bool:
     """Point the case at the seeded resources; False when it names none (nothing to swap)."""
-    ids = seeded.path_ids()
+    ids = seeded.path_ids(case.path)
     swapped = False
     for name in list(case.path_parameters or {}):
         if name in ids:

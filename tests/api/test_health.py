@@ -15,7 +15,7 @@ import pytest
 
 from infra.llm.probe import ModelProbe
 from tests.fixtures.api_server import ApiServer, api_settings, assert_error, serve_api
-from toolout import processes
+from toolout.devstack import processes
 
 
 def test_healthz_answers_without_backends(api_server: ApiServer) -> None:
@@ -158,7 +158,10 @@ def test_readyz_sees_the_model_process_stop_hang_and_come_back(
         model.stop()
 
 
-@pytest.mark.parametrize("api_server", [{"model_api_base": None}], indirect=True)
+NAMED_MODEL = {"model": "anthropic/claude-3-5-haiku-latest", "model_api_base": None}
+
+
+@pytest.mark.parametrize("api_server", [{**NAMED_MODEL, "model_api_key": "sk-ant-test"}], indirect=True)
 def test_a_model_without_api_base_is_ready_and_says_it_was_not_probed(api_server: ApiServer) -> None:
     with (
         serve_api(api_server.settings, model_probe=ModelProbe.from_settings(api_server.settings)) as api,
@@ -166,6 +169,18 @@ def test_a_model_without_api_base_is_ready_and_says_it_was_not_probed(api_server
     ):
         check = client.get("/readyz").json()["checks"]["model"]
     assert check["ok"] and "not probed" in check["detail"]
+
+
+@pytest.mark.parametrize("api_server", [{**NAMED_MODEL, "model_api_key": None}], indirect=True)
+def test_a_named_model_with_no_key_anywhere_is_not_ready_and_says_which_variable(api_server: ApiServer, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with (
+        serve_api(api_server.settings, model_probe=ModelProbe.from_settings(api_server.settings)) as api,
+        api.client() as client,
+    ):
+        error = assert_error(client.get("/readyz"), 503, "backend_unavailable")
+    check = error["details"]["checks"]["model"]
+    assert not check["ok"] and "no API key (set ANTHROPIC_API_KEY" in check["detail"], check
 
 
 def test_healthz_stays_up_while_the_model_is_down(api_server: ApiServer) -> None:

@@ -1,5 +1,6 @@
 """An HTML upload over REST: its kind and text view in the stats, the message, /lines and /grep on the text
-view (raw on request), and binary content refused for extraction. Expected values come from the corpus files."""
+view (raw on request), and binary content refused for extraction, on the memory twins and over HTTP on file://
+and S3. Expected values come from the corpus files."""
 
 from __future__ import annotations
 
@@ -9,11 +10,19 @@ import httpx
 import pytest
 
 from extraction.documents.tokens import count_tokens
+from extraction.evidence.citations import NUMBER_TOKENS
 from infra.outputs.views import TEXT_VIEW_HEADER
+from tests.fixtures.api_server import ApiServer
 from tests.html_pages import MAX_TEXT_RATIO, PAGES, a_sentence, visible_tokens
 
 HTML = {"Content-Type": "text/html; charset=utf-8", "X-Tool-Name": "web.fetch"}
 JSON_ACCEPT = {"Accept": "application/json"}
+
+
+@pytest.fixture()
+def client(store_client: httpx.Client) -> httpx.Client:
+    """Every test here on each blob store: the view is derived from the upload, then read from the store."""
+    return store_client
 
 
 def upload(client: httpx.Client, data: bytes, headers: dict[str, str]) -> dict:
@@ -66,7 +75,8 @@ def test_a_job_on_the_text_view_is_estimated_at_its_tokens(client: httpx.Client)
     text = client.post("/v1/extractions/estimate", json=ask).json()
     raw = client.post("/v1/extractions/estimate", json={**ask, "view": "raw"}).json()
     assert text["input_tokens"] < raw["input_tokens"]
-    assert text["input_tokens"] <= MAX_TEXT_RATIO * visible_tokens(PAGES[1])
+    view_lines = body["text_view"]["lines"]  # each shown line-numbered for evidence: its number costs tokens too
+    assert text["input_tokens"] <= MAX_TEXT_RATIO * visible_tokens(PAGES[1]) + NUMBER_TOKENS * view_lines
 
 
 def test_binary_content_is_stored_but_never_extracted(client: httpx.Client) -> None:
@@ -90,3 +100,15 @@ def test_plain_text_has_no_text_view_and_no_header(client: httpx.Client) -> None
     assert (body["kind"], body["text_view"]) == ("text", None)
     read = client.get(f"/v1/outputs/{body['handle']}/lines", params={"limit": 1})
     assert read.text.startswith("     1\tone")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_a_page_uploaded_over_http_keeps_its_text_view_on_every_blob_store(store_server: ApiServer, page: Path) -> None:
+    """The real API on `file://` (where storing the spool file is a rename) and on S3: the view is derived first."""
+    data = page.read_bytes()
+    with store_server.client() as client:
+        body = upload(client, data, HTML)
+        assert body["kind"] == "html" and body["text_view"] is not None, body
+        assert body["text_view"]["tokens"] <= MAX_TEXT_RATIO * visible_tokens(page)
+        lines = client.get(f"/v1/outputs/{body['handle']}/lines", params={"limit": 50}, headers=JSON_ACCEPT).json()
+    assert lines["view"] == "text" and "<li><a" not in lines["text"]

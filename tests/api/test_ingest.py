@@ -24,7 +24,7 @@ async def blocks(*parts: bytes, fail_after: int | None = None) -> AsyncIterator[
 
 
 def run_spool(tmp_path: Path, stream: AsyncIterator[bytes], limit: int = 10 << 20) -> Any:
-    return asyncio.run(spool(stream, directory=tmp_path, limit=limit, encoding="o200k_base"))
+    return asyncio.run(spool(stream, directory=tmp_path, limit=limit, encoding="o200k_base", read_timeout=60))
 
 
 def test_spool_measures_across_batches(tmp_path: Path) -> None:

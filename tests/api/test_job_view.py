@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import schemathesis
 
 from extraction.strategies.coverage import FailedRange
@@ -11,13 +12,15 @@ FAILURE = FailedRange(
     level=0, index=6, chunks=[6], start=7_340_032, end=7_471_104, reason="no valid final report after 2 attempt(s)"
 )
 
+pytestmark = pytest.mark.twin("the job record's view and its OpenAPI schema: no stored content is read")
+
 
 def test_the_job_view_shows_the_failed_ranges_while_the_job_runs(inproc: InProcess) -> None:
     client = inproc.client
     session = client.post("/v1/sessions").json()["id"]
     handle = client.post(f"/v1/sessions/{session}/outputs", content=b"x\n" * 5000).json()["handle"]
     job_id = client.post("/v1/extractions", json={"handle": handle, "extract": "x"}).json()["id"]
-    inproc.app.state.services.jobs.record_failure(job_id, FAILURE)
+    inproc.app.state.services.jobs.fanin.record_failure(job_id, FAILURE)
     view = client.get(f"/v1/extractions/{job_id}").json()
     assert view["chunks_failed"] == 1
     assert view["failed_ranges"] == [

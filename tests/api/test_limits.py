@@ -57,7 +57,7 @@ def test_a_job_that_ends_frees_its_slot(api_server: ApiServer) -> None:
         _, handle, job_ids = fill(client)
         assert client.post(f"/v1/extractions/{job_ids[0]}/cancel").status_code == 200
         assert submit(client, handle).status_code == 202
-        api_server.services.jobs.finish(job_ids[1], JobStatus.SUCCEEDED, result="done")  # as a worker would
+        api_server.services.jobs.records.finish(job_ids[1], JobStatus.SUCCEEDED, result="done")  # as a worker would
         assert submit(client, handle).status_code == 202
         assert_error(submit(client, handle), 429)
 

@@ -23,6 +23,10 @@ from infra.outputs.stored import StoredOutput
 from tests.fixtures.api_server import ApiServer, assert_error
 from toolout.client import ToolOutAPIError, ToolOutClient
 
+pytestmark = pytest.mark.twin(
+    "parameter validation and content negotiation, answered before any blob is read (reads run on store_server)"
+)
+
 MiB = 1 << 20
 READ_KEYS = {"text", "first_line", "last_line", "total_lines", "truncated", "clipped_lines", "note", "view"}
 GREP_KEYS = {"text", "matches", "lines_scanned", "truncated", "note", "stopped_after_seconds", "view"}

@@ -24,6 +24,10 @@ from tests.workers.job.test_query import ORDERS, offline_llm
 from workers.job.runtime import build_runtime
 from workers.local import LocalDispatcher
 
+pytestmark = pytest.mark.twin(
+    "the loaded-form pointer's lifecycle in the record store; its blob paths run on store_server"
+)
+
 
 @dataclass
 class Stack:
@@ -43,7 +47,7 @@ class Stack:
             headers={"X-Tool-Name": "orders.list", "Content-Type": "application/json"},
         )
         assert answer.status_code in (200, 201), answer.text
-        return self.stores.records.get_output(answer.json()["handle"])
+        return self.stores.records.outputs.get_output(answer.json()["handle"])
 
     def kept_at(self, output: OutputRecord) -> str | None:
         return self.stores.loaded.kept_at(output.tenant, output.stats.sha256)

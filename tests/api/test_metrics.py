@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import CollectorRegistry, generate_latest
 
 from api.metrics import FailedChunksCollector
 from extraction.strategies.coverage import FailedRange
 from infra.errors import BackendUnavailable
-from infra.stores.jobs import JobRecord, JobStore
+from infra.stores.jobs import JobRecord, JobStores
 from tests.api.conftest import InProcess
+
+pytestmark = pytest.mark.twin("metrics read from the job store, not from stored content")
 
 
 def failed_chunks_metric(text: str) -> dict[str, float]:
@@ -20,9 +23,9 @@ def failed_chunks_metric(text: str) -> dict[str, float]:
     }
 
 
-def lose(jobs: JobStore, job_id: str, level: int, chunks: list[int]) -> None:
-    jobs.create(JobRecord(id=job_id, session_id="s", handle="h", extract="x", nonce="n"))
-    assert jobs.record_failure(
+def lose(jobs: JobStores, job_id: str, level: int, chunks: list[int]) -> None:
+    jobs.records.create(JobRecord(id=job_id, session_id="s", handle="h", extract="x", nonce="n"))
+    assert jobs.fanin.record_failure(
         job_id, FailedRange(level=level, index=0, chunks=chunks, start=0, end=10, reason="model call failed (x)")
     )
 
@@ -60,8 +63,8 @@ def test_hedges_sent_won_and_their_tokens_are_exposed_from_the_job_store(inproc:
     from extraction.protocols import Usage
 
     jobs = inproc.app.state.services.jobs
-    jobs.create(JobRecord(id="h", session_id="s", handle="h", extract="x", nonce="n"))
-    jobs.count_hedges("h", 2, True, Usage(calls=1, input_tokens=300))
+    jobs.records.create(JobRecord(id="h", session_id="s", handle="h", extract="x", nonce="n"))
+    jobs.accounting.count_hedges("h", 2, True, Usage(calls=1, input_tokens=300))
     text = inproc.client.get("/metrics").text
     assert re.search(r"^toolout_model_hedges_sent_total 2\.0$", text, re.M)
     assert re.search(r"^toolout_model_hedges_won_total 1\.0$", text, re.M)

@@ -12,6 +12,8 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from tests.fixtures.api_server import api_settings, assert_error
 
+pytestmark = pytest.mark.twin("the HTTP contract (methods, body decoding) before anything is stored")
+
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 
 

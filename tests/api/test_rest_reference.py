@@ -7,21 +7,18 @@ what the routes declare.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from types import ModuleType
+
+from tests.docs_pages import docs_hook
 
 ROOT = Path(__file__).resolve().parents[2]
 REST = ROOT / "docs" / "reference" / "rest.md"
 
 
 def hook() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_openapi_hook", ROOT / "docs" / "hooks" / "openapi.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return docs_hook("openapi")
 
 
 def rows(table: str) -> dict[str, tuple[str, str]]:

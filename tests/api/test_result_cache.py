@@ -25,7 +25,7 @@ from api.lifecycle import sweep_idle_sessions
 from extraction.texts.results import abstract_text
 from infra.redis.client import connect
 from infra.stores.jobs import JobStatus
-from infra.stores.records import MemoryRecordStore, RedisRecordStore
+from infra.stores.records import memory_record_stores, redis_record_stores
 from infra.wiring.stores import open_stores
 from tests.fixtures.api_server import api_settings, assert_error, serve_app
 from tests.fixtures.tenants import KEY_A, KEY_B, bearer, keys_mode
@@ -57,11 +57,11 @@ class Api:
 
     def succeed(self, job_id: str, answer: str | None = None) -> None:
         """End the job as the worker would with a real report that quotes the handle (as a read-grep answer may)."""
-        job = self.services.jobs.get(job_id)
+        job = self.services.jobs.records.get(job_id)
         content = answer or f"2 ERROR lines in file {job.handle}: disk full on /var"
         result = abstract_text(job.tool_name, job.handle, "read-grep", content)
         report = {"content": content, "found": True}
-        assert self.services.jobs.finish(
+        assert self.services.jobs.records.finish(
             job_id, JobStatus.SUCCEEDED, result=result, report=report, mode_used="read-grep"
         )
 
@@ -93,9 +93,9 @@ def _api(
     if clock is not None:
         ttl = settings.session_ttl_seconds
         stores.records = (
-            MemoryRecordStore(session_ttl_seconds=ttl, clock=clock)
+            memory_record_stores(session_ttl_seconds=ttl, clock=clock)
             if memory
-            else RedisRecordStore(connect(redis_url), session_ttl_seconds=ttl, clock=clock)
+            else redis_record_stores(connect(redis_url), session_ttl_seconds=ttl, clock=clock)
         )
     dispatcher = RecordingDispatcher()
     app = create_app(services=Services(settings=settings, stores=stores, dispatcher=dispatcher))
@@ -206,7 +206,7 @@ def test_fallbacks_partial_answers_failures_and_cancels_are_never_served(api: Ap
     _, handle = api.upload()
     first = api.extract(handle).json()
     fields = {name: value for name, value in ending.items() if name != "status"}
-    api.services.jobs.finish(first["id"], ending["status"], **fields)
+    api.services.jobs.records.finish(first["id"], ending["status"], **fields)
     again = api.extract(handle)
     assert again.status_code == 202 and again.json()["cached"] is False
 
@@ -295,7 +295,7 @@ def test_answers_are_never_shared_across_tenants(make_api: Callable[..., Api]) -
 def _key(api: Api, handle: str) -> str:
     from api.result_cache import request_key
 
-    output = api.services.records.get_output(handle)
+    output = api.services.records.outputs.get_output(handle)
     key = request_key(api.services, "dev", output, EXTRACT, "auto")
     assert key is not None
     return key

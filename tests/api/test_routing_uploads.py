@@ -180,7 +180,7 @@ def test_racing_appends_lose_no_part_and_racing_new_writes_get_distinct_names(st
         text = resolve(client, session, "$log").json()["value"]
         assert sorted(text.split("\n")) == parts
         assert sorted(names) == ["n", "n_2", "n_3", "n_4", "n_5", "n_6"]
-        record = server.services.records.get_output(variables(client, session)["log"]["handle"])
+        record = server.services.records.outputs.get_output(variables(client, session)["log"]["handle"])
         assert record.parts == 8 and record.inline is None
 
 
@@ -202,5 +202,5 @@ def test_appending_to_a_big_variable_streams_a_new_measured_version(start_server
             f"/v1/outputs/{second['handle']}/grep", params={"pattern": "ERROR"}, headers={"Accept": "application/json"}
         )
         assert grep.json()["matches"] == 5
-        record = server.services.records.get_output(second["handle"])
+        record = server.services.records.outputs.get_output(second["handle"])
         assert record.inline is None and server.services.blobs.exists(record.lines_key or "")

@@ -90,9 +90,9 @@ def test_ending_a_session_cancels_its_live_jobs_before_removing_them(api_server:
     """DELETE and the idle sweep alike: tasks still running see a cancel (and their queued work is revoked)
     before the job, its output and its blobs disappear under them."""
     seen: list[tuple[str, str]] = []
-    jobs_store = api_server.services.jobs
-    original = jobs_store.cancel
-    jobs_store.cancel = lambda job_id: seen.append((job_id, jobs_store.get(job_id).status.value)) or original(job_id)  # type: ignore[method-assign]
+    records = api_server.services.jobs.records
+    original = records.cancel
+    records.cancel = lambda job_id: seen.append((job_id, records.get(job_id).status.value)) or original(job_id)  # type: ignore[method-assign]
     with api_server.client() as client:
         deleted, idle = client.post("/v1/sessions").json()["id"], client.post("/v1/sessions").json()["id"]
         jobs = [start_job(client, upload(client, deleted)), start_job(client, upload(client, idle))]
@@ -138,13 +138,14 @@ def test_the_sweeper_removes_only_idle_sessions(api_server: ApiServer, redis_cli
 
 
 def test_the_background_sweeper_runs_on_its_own(start_server: Callable[..., ApiServer], redis_client: Any) -> None:
-    server = start_server(app_options={"sweep_interval": 0.1}, session_ttl_seconds=1)
+    # 3 s, not 1: on a loaded box the upload alone took over a second, and the session was gone before it
+    server = start_server(app_options={"sweep_interval": 0.1}, session_ttl_seconds=3)
     with server.client() as client:
         session = client.post("/v1/sessions").json()["id"]
         handle = upload(client, session)
         assert wait_until(lambda: client.get(f"/v1/sessions/{session}").status_code == 404, timeout=0.5) is False
     # the sweep removes blobs first, then the records: wait for all of it, not the first sign
     assert wait_until(
-        lambda: session_state(server, redis_client, session, [handle], []) == GONE, timeout=5, interval=0.2
+        lambda: session_state(server, redis_client, session, [handle], []) == GONE, timeout=15, interval=0.2
     )
     assert not server.services.blobs.exists(blob_keys(session, handle)[0])

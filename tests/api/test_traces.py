@@ -28,7 +28,7 @@ def running() -> Iterator[TestClient]:
     stores = open_stores(settings)
     runtime = build_runtime(settings, stores, needle_model(NEEDLE, misses=CHUNK_NOTES), limits=SHORT_ANSWERS)
     dispatcher = LocalDispatcher(runtime)
-    stores.jobs.listen_finished(dispatcher.finished)
+    stores.jobs.records.listen_finished(dispatcher.finished)
     services = Services(
         settings=settings, stores=stores, dispatcher=dispatcher, model_probe=answering_model_probe(settings)
     )

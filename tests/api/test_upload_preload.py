@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.api.conftest import InProcess
+
+pytestmark = pytest.mark.twin(
+    "which uploads queue a preload (the dispatcher's record); the preload itself runs in tests/integration"
+)
 
 
 def upload(inproc: InProcess, body: bytes, content_type: str = "text/plain", store: str = "always") -> dict:

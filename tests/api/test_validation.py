@@ -14,6 +14,8 @@ from infra.stores.jobs import JobStatus
 from tests.fixtures.api_server import api_settings, assert_error, build_test_app
 from workers.testing import RecordingDispatcher
 
+pytestmark = pytest.mark.twin("client mistakes refused before any blob is written or read")
+
 UNKNOWN = "00000000-0000-4000-8000-000000000000"
 
 

@@ -32,7 +32,7 @@ def test_a_job_on_a_replaced_version_keeps_it_until_the_job_ends(start_server) -
         assert variables(client, session)["log"]["handle"] == new["handle"]
         assert sweep_retired_versions(services, now=time.time() + 1) == 0  # the queued job still reads it
         assert content(client, old["handle"]) == LOG.encode()
-        old_record = services.records.get_output(old["handle"])
+        old_record = services.records.outputs.get_output(old["handle"])
         assert client.post(f"/v1/extractions/{job['id']}/cancel").json()["status"] == "canceled"
         assert sweep_retired_versions(services, now=time.time() + 1) == 1
         assert_error(client.get(f"/v1/outputs/{old['handle']}"), 404)
@@ -58,7 +58,7 @@ def test_a_small_output_lives_in_its_record_and_reads_like_any_other(store_serve
     with store_server.client() as client:
         session = new_session(client)
         meta = stored(upload(client, session, body, tool="weather"))
-        record = store_server.services.records.get_output(meta["handle"])
+        record = store_server.services.records.outputs.get_output(meta["handle"])
         assert record.inline == body and record.lines_key is None
         assert not store_server.services.blobs.exists(record.blob_key)
         handle = meta["handle"]
@@ -78,7 +78,7 @@ def test_deleting_a_session_removes_variables_files_versions_and_blobs(start_ser
     with server.client() as client:
         session = new_session(client)
         handles = stored_everything(client, session)
-        records = [server.services.records.get_output(h) for h in handles]
+        records = [server.services.records.outputs.get_output(h) for h in handles]
         assert client.delete(f"/v1/sessions/{session}").status_code == 204
         assert_error(client.get(f"/v1/sessions/{session}/variables"), 404)
     assert_gone(server, redis_client, session, records)
@@ -89,7 +89,7 @@ def test_an_idle_session_is_swept_with_everything_it_holds(start_server, redis_c
     with server.client() as client:
         session = new_session(client)
         handles = stored_everything(client, session)
-        records = [server.services.records.get_output(h) for h in handles]
+        records = [server.services.records.outputs.get_output(h) for h in handles]
     redis_client.zadd(keys.sessions_by_last_use(session), {session: 1.0})  # last used long ago
     assert sweep_idle_sessions(server.services) == 1
     assert_gone(server, redis_client, session, records)

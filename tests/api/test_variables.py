@@ -122,7 +122,7 @@ def test_a_field_of_a_big_json_output_in_the_blob_store_is_found_by_streaming(st
     with server.client() as client:
         session = new_session(client)
         meta = stored(upload(client, session, {"items": items, "total": 2000}, name="big"))
-        record = server.services.records.get_output(meta["handle"])
+        record = server.services.records.outputs.get_output(meta["handle"])
         assert record.inline is None and server.services.blobs.exists(record.blob_key)
         body = resolve(client, session, {"a": "$big.items[1234].id", "b": "$big.items[-1].id", "n": "$big.total"})
         assert body.json()["value"] == {"a": "item-1234", "b": "item-1999", "n": 2000}
