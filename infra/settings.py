@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
 from typing import Literal
 
+from platformdirs import user_data_path
 from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = user_data_path("toolout", appauthor=False)
+"""What an installed toolout keeps by default belongs to the user who runs it, never to the package's own folder
+(site-packages): `~/.local/share/toolout` on Linux (`$XDG_DATA_HOME/toolout`), the platform's equivalent elsewhere."""
+OFFLINE_MODEL = "openai/toolout-offline"
+OFFLINE_API_BASE = "http://127.0.0.1:8765/v1"
+OFFLINE_API_KEY = "offline"
+"""The offline model (`offline_model/`, a test double): its endpoint is the default of its own name only. Any other
+model goes to `model_api_base`/`model_api_key` when set, else where litellm's provider conventions say
+(`OPENAI_BASE_URL`, `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, …)."""
 STAGES = ("map", "reduce", "agent")
 """The stages a job calls a model in: map calls, reduce calls, the read-grep sub-agent's turns."""
 
@@ -50,7 +58,8 @@ class Settings(BaseSettings):
         "RabbitMQ or a standalone Redis (broker_url), since Celery's Redis transport cannot use a cluster",
     )
     blob_store: str = Field(
-        f"file://{REPO_ROOT / 'var' / 'blobs'}", description="file:///abs/path or s3://bucket[/prefix]"
+        f"file://{DATA_DIR / 'blobs'}",
+        description="file:///abs/path or s3://bucket[/prefix]; default: the user's data dir",
     )
     s3_endpoint_url: str | None = None
     s3_access_key_id: str | None = None
@@ -61,9 +70,12 @@ class Settings(BaseSettings):
     blob_read_block_bytes: int = 8 << 20
 
     # --- model --------------------------------------------------------------------------------
-    model: str = "openai/toolout-offline"
-    model_api_base: str | None = "http://127.0.0.1:8765/v1"
-    model_api_key: str | None = "offline"
+    model: str = OFFLINE_MODEL
+    model_api_base: str | None = Field(None, description="None: the offline model's for it, else the provider's own")
+    model_api_key: str | None = Field(None, repr=False, description="None: the provider's variable (OPENAI_API_KEY, …)")
+    offline_model_api_base: str = Field(
+        OFFLINE_API_BASE, description="where the offline model answers (its own name only; compose: its service)"
+    )
     model_context_tokens: int = Field(128_000, description="used when litellm does not know the model")
     model_max_output_tokens: int = Field(4_096, description="reserved for each answer")
     model_timeout_seconds: float = 60.0
@@ -93,7 +105,7 @@ class Settings(BaseSettings):
         1.0, gt=0, description="how far ahead of its model's pace a call may go (rpm/tpm burst tolerance)"
     )
 
-    # --- oversize & routing -------------------------------------------------------------------
+    # --- oversize & mode choice --------------------------------------------------------------
     tool_response_max_bytes: int = 12_000
     context_budget_tokens: int = Field(8_000, description="tokens the calling agent can still spend on one tool result")
     max_chunks_for_full_mode: int = 1
@@ -101,9 +113,18 @@ class Settings(BaseSettings):
     chunk_overlap: float = Field(0.10, ge=0.0, le=0.5)
     max_reduce_depth: int = 4
     truncate_bytes: int = 12_000
+    evidence: bool = Field(
+        True, description="answers cite the lines they came from, and each quote is checked against the output"
+    )
 
     # --- limits & lifetimes -------------------------------------------------------------------
     max_upload_bytes: int = 1 << 30
+    upload_read_timeout_seconds: float = Field(
+        60.0, gt=0, description="an upload whose client sends nothing for this long is cut (408), like nginx's"
+    )
+    max_uploads_in_flight: int = Field(
+        256, ge=1, description="uploads one API process receives at once; past it a new one gets 503, Retry-After"
+    )
     max_extract_chars: int = 8_000
     session_ttl_seconds: int = 24 * 3600
     job_ttl_seconds: int = 24 * 3600
@@ -114,7 +135,7 @@ class Settings(BaseSettings):
     )
     max_wait_seconds: float = 30.0
 
-    # --- variables, routing, buffers ----------------------------------------------------------
+    # --- variables, output routing, buffers ---------------------------------------------------
     inline_output_max_bytes: int = Field(
         16_384, ge=0, description="outputs up to this size live in their Redis record: no blob round trip"
     )
@@ -129,6 +150,13 @@ class Settings(BaseSettings):
     )
     retired_version_grace_seconds: int = Field(
         300, ge=0, description="a replaced version of a variable or file stays readable this long (then swept)"
+    )
+    sweep_interval_seconds: float = Field(
+        60.0, gt=0, description="how often the API deletes idle sessions, expired sessions and outputs, old versions"
+    )
+    tenant_ttl_seconds: dict[str, int] = Field(
+        default_factory=dict,
+        description="tenant -> TTL its new sessions get when the upload asks none (JSON); none: only the idle TTL",
     )
 
     # --- process memory (infra.process.memory) ---------------------------------------------------------
@@ -202,6 +230,11 @@ class Settings(BaseSettings):
         default_factory=dict, description="sha256(key) hex -> tenant; more via `toolout keys`"
     )
     idempotency_ttl_seconds: int = 24 * 3600
+    unredacted_tenants: dict[str, str] = Field(
+        default_factory=dict,
+        description="tenant -> why its jobs read outputs with their secrets (logged); every other tenant's jobs "
+        "read the redacted view (docs/privacy.md)",
+    )
     max_concurrent_jobs_per_tenant: int = 16
     max_llm_calls_per_job: int = 2000
 
@@ -337,9 +370,12 @@ class Settings(BaseSettings):
         return list(dict.fromkeys([model, *fallbacks]))
 
     def model_config_for(self, model: str) -> ModelConfig:
-        """The operator's word on `model`; its endpoint defaults to the deployment's `model_api_base`/`_key`."""
+        """The operator's word on `model`; its endpoint defaults to the deployment's `model_api_base`/`_key`, and
+        for the offline model alone, with neither set, to the offline model's address (never for a named one)."""
         own = self.models.get(model, ModelConfig())
         defaults = {"api_base": self.model_api_base, "api_key": self.model_api_key}
+        if model == OFFLINE_MODEL and self.model_api_base is None:
+            defaults = {"api_base": self.offline_model_api_base, "api_key": self.model_api_key or OFFLINE_API_KEY}
         return own.model_copy(update={k: v for k, v in defaults.items() if getattr(own, k) is None})
 
 

@@ -141,8 +141,13 @@ class _Job(Protocol):
     tenant: str
 
 
-class _Jobs(Protocol):
+class _Records(Protocol):
     def get(self, job_id: str) -> _Job: ...
+
+
+class _Jobs(Protocol):
+    @property
+    def records(self) -> _Records: ...
 
 
 class _HasJobs(Protocol):
@@ -181,7 +186,7 @@ def _step_span(
     traceparent = None
     if _on:
         try:
-            job = jobs.get(job_id)
+            job = jobs.records.get(job_id)
             traceparent, attributes = job.traceparent, {"tenant": job.tenant, **attributes}
         except NotFound:
             pass

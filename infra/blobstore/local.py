@@ -6,8 +6,8 @@ which no key segment may, so they can never be mistaken for (or collide with) a 
 
 A blob's file is named with `os.path` strings, never a `pathlib.Path`: pathlib interns every part of a path it
 parses, and a key's parts are request-unique (session ids, handles), so each request would add strings to the
-table CPython keeps of every module's identifiers, and a busy moment can make that table double (+3.8 MB, once,
-hours into a worker's life: `bench/profiles/interned.py`, issue 33).
+table CPython keeps of every module's identifiers, and a busy moment can make that table double, stepping a worker's
+RSS up hours into its life (`bench/profiles/interned.py`).
 """
 
 from __future__ import annotations

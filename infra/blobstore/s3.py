@@ -295,8 +295,8 @@ _SESSION_LOCK = threading.Lock()
 def _new_client(**kwargs: Any) -> Any:
     """Clients come from one shared session, under a lock because sessions are not thread-safe.
 
-    The session's loader caches the parsed S3 service model, so a second store costs a few
-    milliseconds instead of ~100 ms; the clients themselves are thread-safe.
+    The session's loader caches the parsed S3 service model, so a second store does not parse
+    it again; the clients themselves are thread-safe.
     """
     with _SESSION_LOCK:
         return _session().client("s3", **kwargs)

@@ -1,1 +1,1 @@
-"""A stored output's plan (chunks, agent bounds) and what an extraction would cost."""
+"""A stored output's chunk plan (chunks, agent bounds) and what an extraction would cost."""

@@ -1,6 +1,6 @@
 """What an extraction would cost, without running it: the start step's decisions plus litellm's prices.
 
-The budget, the route and the chunks come from the very functions the worker's start step calls
+The budget, the mode choice and the chunks come from the very functions the worker's start step calls
 (`extraction.strategies.planning`, `infra.planning.plans`), and the counting from
 `extraction.strategies.estimate`, which follows the reduce plan the job will follow; this module only
 adds the deployment around them (settings, the blob store) and the price of those tokens from litellm's
@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from extraction.documents.chunking import Chunk
 from extraction.errors import ExtractionError
+from extraction.evidence.citations import numbering_cost
 from extraction.strategies import estimate
 from extraction.strategies.mapreduce import ModelLimits
 from extraction.strategies.planning import chunk_budget_for, route_document
@@ -27,10 +28,10 @@ from infra.blobstore import BlobStore
 from infra.errors import BudgetExceeded
 from infra.llm.catalog import hedge_policy
 from infra.llm.info import price_usd
-from infra.outputs.content import structured_kind
+from infra.outputs.content import read_content, structured_kind
 from infra.planning.plans import agent_bounds, plan_output_chunks, planning_rules
 from infra.settings import Settings
-from infra.stores.records import OutputRecord, RecordStore, session_prefix
+from infra.stores.records import OutputRecord, RecordStores, session_prefix
 
 Pricer = Callable[[str, int, int], float | None]
 """(model, input tokens, output tokens) → USD, or None when the model has no price."""
@@ -53,7 +54,7 @@ class StageEstimate(BaseModel):
 
 
 class ExtractionEstimate(estimate.UsageEstimate):
-    """A job's expected route, calls, tokens and cost; `*_max` are upper bounds."""
+    """A job's expected mode, calls, tokens and cost; `*_max` are upper bounds."""
 
     model: str = Field(description="the model the request named, else the deployment's TOOLOUT_MODEL")
     stages: list[StageEstimate] = Field(
@@ -81,7 +82,7 @@ def estimate_extraction(
     *,
     settings: Settings,
     blobs: BlobStore,
-    records: RecordStore,
+    records: RecordStores,
     limits: ModelLimits | Limits,
     price: Pricer = price_usd,
     requested_model: str | None = None,
@@ -119,14 +120,16 @@ def _estimate(
     mode: Mode | str,
     settings: Settings,
     blobs: BlobStore,
-    records: RecordStore,
+    records: RecordStores,
     limits: ModelLimits | Limits,
     price: Pricer,
     requested_model: str | None,
 ) -> ExtractionEstimate:
     limits_of = limits if callable(limits) else (lambda _model, fixed=limits: fixed)
     stage = Stages(settings.stage_models(requested_model), limits_of, price, requested_model or settings.model)
-    ctx = prompt_context(output, extract)
+    ctx = prompt_context(output, extract, cite=settings.evidence)
+    if ctx.cite:
+        ctx = ctx.model_copy(update={"number_tokens": number_tokens(blobs, output)})
     rules = planning_rules(settings)
     try:
         budget = chunk_budget_for(ctx, stage.limits("map"), rules)
@@ -247,7 +250,21 @@ def _summed(shares: list[StageEstimate]) -> dict[str, int]:
     return {name: sum(getattr(share, name) for share in shares) for name in _TOKEN_FIELDS if name != "calls"}
 
 
-def prompt_context(output: OutputRecord, extract: str) -> PromptContext:
+NUMBERING_SAMPLE_BYTES = 16 << 10
+
+
+def number_tokens(blobs: BlobStore, output: OutputRecord) -> float:
+    """What a line's number costs on this output: measured on its head once per number width, each width
+    weighed by the share of the output's lines numbered that wide."""
+    head = read_content(blobs, output, 0, NUMBERING_SAMPLE_BYTES).decode("utf-8", "replace")
+    whole = head[: head.rfind("\n") + 1] or head
+    lines = max(1, output.stats.lines)
+    widths = [(10 ** (digits - 1), min(lines, 10**digits - 1)) for digits in range(1, len(str(lines)) + 1)]
+    costs = [numbering_cost(whole, first, output.stats.encoding) * (last - first + 1) / lines for first, last in widths]
+    return float(sum(costs))
+
+
+def prompt_context(output: OutputRecord, extract: str, *, cite: bool = False) -> PromptContext:
     """The job's prompt context before it has a nonce (budgets are measured with the widest one anyway)."""
     stats = output.stats
     return PromptContext(
@@ -258,6 +275,7 @@ def prompt_context(output: OutputRecord, extract: str) -> PromptContext:
         doc_bytes=stats.bytes,
         doc_lines=stats.lines,
         doc_tokens=stats.tokens,
+        cite=cite,
     )
 
 

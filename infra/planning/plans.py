@@ -1,4 +1,4 @@
-"""A stored output's plan, as the worker's start step and the API's estimate both make it.
+"""A stored output's chunk plan, as the worker's start step and the API's estimate both make it.
 
 The decisions themselves are pure (`extraction.strategies.planning`, `extraction.documents.chunking`); this supplies
 what they need from this deployment: the planning settings, and the output's token index and bytes
@@ -22,7 +22,7 @@ from extraction.strategies.planning import PlanningRules
 from infra.blobstore import BlobStore
 from infra.outputs.content import read_content, token_index
 from infra.settings import Settings
-from infra.stores.records import OutputRecord, RecordStore
+from infra.stores.records import OutputRecord, RecordStores
 
 log = logging.getLogger("toolout.planning")
 
@@ -46,22 +46,22 @@ def agent_bounds(settings: Settings, limits: ModelLimits) -> AgentBounds:
 
 
 def plan_output_chunks(
-    blobs: BlobStore, records: RecordStore, output: OutputRecord, budget: int, overlap: float
+    blobs: BlobStore, records: RecordStores, output: OutputRecord, budget: int, overlap: float
 ) -> list[Chunk]:
     """The output's chunks at `budget` tokens each, from its plan cache when it has been planned before.
 
-    A plan is a pure function of the stored content, the budget, the overlap and the encoding (and of
+    A chunk plan is a pure function of the stored content, the budget, the overlap and the encoding (and of
     the planner's code: `plan_key`), and agents ask many questions of one output: the job's start
     step and the estimate share one cache, kept with the output record and deleted with it.
     """
     if output.inline is not None:  # a few hundred bytes: planning them is cheaper than a round trip
         return plan_fresh(blobs, output, budget, overlap)
     key = plan_key(output, budget, overlap)
-    kept = decode_plan(records.chunk_plan(output, key))
+    kept = decode_plan(records.plans.chunk_plan(output, key))
     if kept is not None:
         return kept
     chunks = plan_fresh(blobs, output, budget, overlap)
-    records.keep_chunk_plan(output, key, encode_plan(chunks))
+    records.plans.keep_chunk_plan(output, key, encode_plan(chunks))
     return chunks
 
 
@@ -78,10 +78,10 @@ def plan_fresh(blobs: BlobStore, output: OutputRecord, budget: int, overlap: flo
 
 
 def plan_key(output: OutputRecord, budget: int, overlap: float) -> str:
-    """Everything a plan depends on: the planner's code, the content (sha256), encoding, budget, overlap.
+    """Everything a chunk plan depends on: the planner's code, the content (sha256), encoding, budget, overlap.
 
-    The content hash guards the handle → content link; the code hash retires every kept plan when a
-    deployment changes the planner, so a kept plan is always the one planning would produce now.
+    The content hash guards the handle → content link; the code hash retires every kept chunk plan when a
+    deployment changes the planner, so a kept chunk plan is always the one planning would produce now.
     """
     return f"{planner_version()}:{output.stats.sha256}:{output.stats.encoding}:{budget}:{overlap!r}"
 

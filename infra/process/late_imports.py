@@ -1,9 +1,8 @@
 """Imports a long-running process makes after its warm-up, each logged once: what the warm-up should import instead.
 
 A late import costs twice. Its seconds fall on the request or task that triggers it; and its identifiers join
-CPython's table of interned strings, which doubles when its count passes a power of two (2^18 slots, 3.8 MB, to
-2^19, 7.6 MB, at ~87,000 names), so one late import can step a process's RSS up by 3.8 MB hours into its life.
-The fifth soak hour of issue 33 found exactly that in both workers at minute 22 (`docs/operations.md`).
+CPython's table of interned strings, which doubles when its count passes a power of two, so one late import can
+step a process's RSS up hours into its life; a soak shows it as a step in both workers (`docs/operations.md`).
 
 `watch()` adds an audit hook (`sys.addaudithook`: the `import` event fires only for a module not yet in
 `sys.modules`, so an import already done costs nothing here) and logs `late import <module> (from <where>)` at INFO,

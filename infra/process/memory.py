@@ -1,8 +1,8 @@
 """Keeping a long-running process's resident memory flat on glibc: fewer malloc arenas, free pages handed back.
 
-A soak (issue 33) showed the API's RSS climbing ~0.8 MB a minute for as long as it ran while everything it
-holds stayed level: the same number of Python objects, the same pymalloc blocks, the same bytes in use by
-malloc. What grew was the free space inside glibc's heaps. Each thread that allocates gets an arena (up
+A soak can show the API's RSS climbing steadily for as long as it runs while everything it
+holds stays level: the same number of Python objects, the same pymalloc blocks, the same bytes in use by
+malloc. What grows is the free space inside glibc's heaps. Each thread that allocates gets an arena (up
 to 8 per core), the thread pool that runs sync routes starts and ends threads all day, and an arena only
 gives memory back from its top, so freed chunks between live ones stay resident. Three knobs:
 
@@ -12,8 +12,8 @@ gives memory back from its top, so freed chunks between live ones stay resident.
   free page of every arena to the kernel (`madvise`), not only the top of the heap;
 * `M_MMAP_THRESHOLD` — blocks of `malloc_mmap_threshold_bytes` (128 KiB) or more get pages of their own, handed
   back whole when freed. glibc starts there too, but raises the threshold to the size of each big block freed (up
-  to 32 MiB), so after the first 300 KB upload body every later one is carved from a heap. Fixed, a burst of 80
-  uploads peaked a third lower (`python -m bench.soak.bursts`).
+  to 32 MiB), so after the first big upload body every later one is carved from a heap. Fixed, a burst of
+  uploads peaks lower (`python -m bench.soak.bursts` measures it).
 
 All are glibc's; elsewhere (musl, macOS) nothing is done. 0 turns any of them off.
 """

@@ -1,9 +1,9 @@
 """Warm-ups that run a few seconds after a process has started, not while it starts.
 
-The API and a worker each import litellm (about 4 CPU-seconds) and load a tokenizer ahead of their first
+The API and a worker each import litellm (seconds of CPU) and load a tokenizer ahead of their first
 request, so that request does not pay for them. Run the moment the process was up, those warm-ups took
-the CPU the other processes of a stack needed to start: on a 2-core box `toolout dev` printed its banner
-after 13-17 s, two litellm imports being most of the CPU spent until then. Delayed, they run once the
+the CPU the other processes of a stack needed to start: on a small box `toolout dev` printed its banner
+late, two litellm imports being most of the CPU spent until then (docs/performance.md). Delayed, they run once the
 stack answers; a request that comes earlier pays only for what it needs itself.
 
 Not niced: a thread's priority is inherited by the threads and processes it starts (a DuckDB spare, a

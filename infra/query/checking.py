@@ -101,15 +101,17 @@ def _statements(sql: str) -> list[tuple[duckdb.StatementType, str]]:
 
 def _without_final_semicolons(text: str) -> str:
     """`text` cut before its final `;` (and the comments after it), found by DuckDB's tokenizer, so
-    neither a `;` inside a string nor one after `--` is mistaken for the end."""
-    end = len(text)
+    neither a `;` inside a string nor one after `--` is mistaken for the end. The tokenizer's positions
+    count UTF-8 bytes, not characters, so the cut is made in the encoded text."""
+    data = text.encode("utf-8")
+    end = len(data)
     for start, kind in reversed(duckdb.tokenize(text)):
         if kind == duckdb.token_type.comment:
             continue
-        if kind != duckdb.token_type.operator or text[start] != ";":
+        if kind != duckdb.token_type.operator or data[start : start + 1] != b";":
             break
         end = start
-    return text[:end].strip()
+    return data[:end].decode("utf-8").strip()
 
 
 def check_tree(serialized: str, tables: set[str]) -> None:

@@ -41,7 +41,7 @@ def _address_space() -> int:
 
 def _baseline() -> int:
     """The address space with one DuckDB database open, before any limit: each database reserves
-    ~0.6 GB of address space up front (RSS ~30 MB), which RLIMIT_AS must leave room for. The function
+    far more address space up front than it keeps resident, which RLIMIT_AS must leave room for. The function
     allow-list is read here too, so no second database is opened under the limit."""
     builtin_functions()
     conn = duckdb.connect(":memory:", config={"threads": 1})

@@ -1,7 +1,7 @@
 """Who is loading which content as tables right now, and where that content was last kept: the query
 strategy's coordination, in Redis (every worker sees it) or in memory (one process: the embedded mode).
 
-A load costs a worker seconds per 20 MB (DuckDB reads every record twice, then the Parquet is uploaded),
+A load of a big output costs a worker seconds (DuckDB reads every record twice, then the Parquet is uploaded),
 so the same content should load once: the preload queued at upload time, a question arriving while it
 runs, and a second upload of the same bytes. Both are keyed by tenant and content sha256 (a tenant never
 learns, even by timing, what another one stored):

@@ -9,7 +9,7 @@ and the next call gets a fresh child; the model reads a tool error naming the li
 
 A child serves one output for one question (one `ChildSandbox`), never two tenants' data; what is
 reused across questions is a warm spare with DuckDB already imported (`take_child`), so opening
-costs a few milliseconds, not the ~0.3 s of a Python start. Spares belong to the process that
+costs no Python start. Spares belong to the process that
 started them (a forked worker starts its own).
 """
 
@@ -159,7 +159,7 @@ def take_child() -> Child:
 
 
 def start_spare() -> None:
-    """A warm spare for this process's first `take_child`, unless it has one: a child takes ~1.5 s to start
+    """A warm spare for this process's first `take_child`, unless it has one: a child is slow to start
     (Python, DuckDB, its function list), which the worker pays when it is ready instead of in its first load."""
     with _spares_lock:
         if not any(c.owner == os.getpid() and c.proc.poll() is None for c in _spares):

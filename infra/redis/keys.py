@@ -2,7 +2,7 @@
 
 Keys a script (or a transaction) touches together share a hash tag, so they land on one Redis Cluster slot:
 every key of a session is `toolout:{<session id>}:<what>`, every key of an output `toolout:{<handle>}:<what>`.
-No script touches a session and an output together (`infra.stores.records.redis` says why that holds).
+No script touches a session and an output together (`infra.stores.records.redis_context` says why that holds).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def sessions_by_last_use(session_id: str) -> str:
 
 
 def session(session_id: str) -> str:
-    """Hash: id, tenant, created_at."""
+    """Hash: id, tenant, created_at and, with a TTL, expires_at."""
     return f"{PREFIX}:{{{session_id}}}:session"
 
 
@@ -46,6 +46,17 @@ def session_counters(session_id: str) -> str:
     return f"{PREFIX}:{{{session_id}}}:counters"
 
 
+EXPIRING = "retention:expires"
+"""Per-slot index (`per_slot`): sorted set of `session:<id>` and `output:<handle>` → its retention deadline (unix
+seconds), set at upload from a TTL; the sweeper deletes each once it passes. The copy beside a session's or an
+output's keys is `expiring(<id or handle>)`."""
+
+
+def expiring(tag: str) -> str:
+    """The copy of `EXPIRING` on the slot of the keys tagged `{tag}` (a session id or a handle)."""
+    return per_slot(EXPIRING, tag)
+
+
 def output(handle: str) -> str:
     """String: the OutputRecord JSON."""
     return f"{PREFIX}:{{{handle}}}:output"
@@ -54,7 +65,7 @@ def output(handle: str) -> str:
 def output_plans(handle: str) -> str:
     """Hash: plan key (planner version, content, encoding, budget, overlap) → the output's chunk plan (JSON).
 
-    Written only while `output(handle)` exists, deleted with it (`RedisRecordStore`)."""
+    Written only while `output(handle)` exists, deleted with it (`infra.stores.records.plans`)."""
     return f"{PREFIX}:{{{handle}}}:plans"
 
 
@@ -105,7 +116,7 @@ def job_fanin(job_id: str) -> str:
 
 
 def job_deliveries(job_id: str) -> str:
-    """Hash: `<task id>:<retry>` → how many starts of that task message's step did not end (`JobStore.task_started`):
+    """Hash: `<task id>:<retry>` → how many starts of that task message's step did not end (`JobTasks.task_started`):
     the worker died under them. A message whose deliveries keep killing their worker is refused after
     `max_task_deliveries`."""
     return f"{PREFIX}:{{{job_id}}}:deliveries"
@@ -145,9 +156,16 @@ CHUNKS_FAILED_TOTAL = "metrics:chunks_failed"
 HEDGES_TOTAL = "metrics:hedges"
 """Index of hashes: `sent`, `won`, `prompt`, `completion` (the losing copies' tokens) → since this Redis began."""
 
-JOBS_ENDED = f"{PREFIX}:jobs:ended"
-"""Pub/sub channel (not a key): `finish.lua` publishes each job id as the job ends; API processes wake its long
-polls. A cluster broadcasts a PUBLISH to every node, so a subscriber on any node hears every end."""
+
+def jobs_ended(client: object) -> str:
+    """Pub/sub channel (not a key): `finish.lua` publishes each job id as the job ends; API processes wake its long
+    polls. A cluster broadcasts a PUBLISH to every node, so a subscriber on any node hears every end.
+
+    Redis delivers a PUBLISH to every subscriber on the server, whatever database each selected: the channel names
+    the client's database, so deployments sharing a server on two databases each hear only their own ends."""
+    pool = getattr(client, "connection_pool", None)
+    database = pool.connection_kwargs.get("db", 0) if pool is not None else 0
+    return f"{PREFIX}:jobs:ended:{database}"
 
 
 WATCHDOG_LOCK = f"{PREFIX}:watchdog:lock"
@@ -188,8 +206,14 @@ API_KEYS = f"{PREFIX}:apikeys"
 def tenant_live_jobs(tenant: str) -> str:
     """Sorted set: the tenant's non-terminal job id → when it was admitted (unix seconds). Its own tag: the
     admission script touches only this key; a job joins it before its own keys are written and leaves it after
-    its finish (`RedisJobStore`)."""
+    its finish (`RedisJobRecords.finish`)."""
     return f"{PREFIX}:{{tenant:{tenant}}}:jobs:live"
+
+
+def session_idempotency(session_id: str) -> str:
+    """Hash: digest of each Idempotency-Key whose kept response belongs to the session → the handle it names (or
+    ""): what deleting the session (or that output) removes. Expires with the keys it lists."""
+    return f"{PREFIX}:{{{session_id}}}:idempotency"
 
 
 def idempotency(tenant: str, key_digest: str) -> str:

@@ -1,7 +1,8 @@
 """Lua scripts live in `.lua` files beside the store that runs them; this reads one by name.
 
 A store whose scripts share helpers keeps them in `lua/_prelude.lua`, which is put before each of its
-scripts (Redis runs every script on its own, so there is nothing to `require`). Names the scripts take
+scripts (Redis runs every script on its own, so there is nothing to `require`); a store split into parts
+names the package whose prelude its parts share. Names the scripts take
 from Python models (hash fields, statuses) come first, as a `header` of Lua tables the store generates
 with `lua_table`: a script says `F.status`, never `'status'`, so a renamed field cannot leave it behind.
 """
@@ -16,12 +17,12 @@ PRELUDE = "_prelude"
 
 
 @cache
-def lua_source(package: str, name: str, header: str = "") -> str:
-    """`header`, then `<package>/lua/_prelude.lua` when the package has one, then `<package>/lua/<name>.lua`."""
-    folder = files(package) / "lua"
-    prelude = folder / f"{PRELUDE}.lua"
+def lua_source(package: str, name: str, header: str = "", prelude_from: str | None = None) -> str:
+    """`header`, then `<prelude_from>/lua/_prelude.lua` (`package`'s by default) when there is one, then
+    `<package>/lua/<name>.lua`."""
+    prelude = files(prelude_from or package) / "lua" / f"{PRELUDE}.lua"
     shared = prelude.read_text(encoding="utf-8") if prelude.is_file() else ""
-    return header + shared + (folder / f"{name}.lua").read_text(encoding="utf-8")
+    return header + shared + (files(package) / "lua" / f"{name}.lua").read_text(encoding="utf-8")
 
 
 def lua_table(name: str, values: Mapping[str, str | bool] | Sequence[str], *, strict: bool = True) -> str:

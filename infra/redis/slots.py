@@ -7,7 +7,7 @@ a job also changes its slot's copy of the index, atomically, on the same primary
 watchdog, `/metrics`) read the copy of every slot in use.
 
 Walking every copy costs one command per copy, and ids hashing anywhere would in time write all 16384 copies of
-each index (the watchdog's walk then took 0.7 s, a `/metrics` scrape 1.8 s). So the ids toolout makes (sessions,
+each index, and the watchdog's walk and a `/metrics` scrape would slow with them. So the ids toolout makes (sessions,
 handles, jobs: `draw_id`) are drawn to land on one slot in `INDEX_STRIDE`: 256 index slots, spread evenly over the
 slot range (so over every primary, however the slots are split), at most 256 copies of each index to walk. Keys of
 any id still work (an id made elsewhere registers its own copy); the draw only bounds how many copies there are.

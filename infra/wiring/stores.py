@@ -19,9 +19,9 @@ from infra.settings import Settings
 from infra.stores.apikeys import MemoryApiKeyStore, RedisApiKeyStore
 from infra.stores.bundle import EndListener, Stores
 from infra.stores.idempotency import MemoryIdempotencyStore, RedisIdempotencyStore
-from infra.stores.jobs import JobStore, MemoryJobStore, RedisJobStore
+from infra.stores.jobs import JobStores, memory_job_stores, redis_job_stores
 from infra.stores.jobs.end_feed import RedisEndFeed
-from infra.stores.records import MemoryRecordStore, RedisRecordStore
+from infra.stores.records import memory_record_stores, redis_record_stores
 from infra.stores.resultcache import MemoryResultCache, RedisResultCache
 
 MEMORY_URL = "memory://"
@@ -36,13 +36,13 @@ def open_stores(settings: Settings) -> Stores:
 
 
 def memory_stores(settings: Settings, blobs: BlobStore) -> Stores:
-    jobs = MemoryJobStore(
+    jobs = memory_job_stores(
         ttl_seconds=settings.job_ttl_seconds,
         deadline_seconds=settings.job_deadline_seconds,
         trace_max_bytes=settings.trace_max_bytes,
     )
     return Stores(
-        records=MemoryRecordStore(session_ttl_seconds=settings.session_ttl_seconds),
+        records=memory_record_stores(session_ttl_seconds=settings.session_ttl_seconds),
         jobs=jobs,
         api_keys=MemoryApiKeyStore(settings.api_keys),
         idempotency=MemoryIdempotencyStore(ttl_seconds=settings.idempotency_ttl_seconds),
@@ -68,8 +68,8 @@ def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
             return client.ping()
 
     return Stores(
-        records=RedisRecordStore(client, session_ttl_seconds=settings.session_ttl_seconds),
-        jobs=RedisJobStore(
+        records=redis_record_stores(client, session_ttl_seconds=settings.session_ttl_seconds),
+        jobs=redis_job_stores(
             client,
             ttl_seconds=settings.job_ttl_seconds,
             deadline_seconds=settings.job_deadline_seconds,
@@ -87,7 +87,7 @@ def redis_stores(settings: Settings, blobs: BlobStore) -> Stores:
     )
 
 
-def _follow_in_process(jobs: JobStore, listener: EndListener) -> Callable[[], None]:
+def _follow_in_process(jobs: JobStores, listener: EndListener) -> Callable[[], None]:
     """One process holds every job: its finish listeners hear every end. They cannot be removed; a stopped
     follower is muted instead."""
     stopped = threading.Event()
@@ -96,5 +96,5 @@ def _follow_in_process(jobs: JobStore, listener: EndListener) -> Callable[[], No
         if not stopped.is_set():
             listener(job_id)
 
-    jobs.listen_finished(hear)
+    jobs.records.listen_finished(hear)
     return stopped.set
