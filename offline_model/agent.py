@@ -14,9 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from offline_model import ranking
 from offline_model.describe import NO_RELEVANT_DATA, describe, overview
-from offline_model.prompt import NumberedLine, message_text, numbered_lines
-from offline_model.ranking import Term, Unit, query_terms, score_units, select
+from offline_model.prompt import NumberedLine, asks_citations, message_text, numbered_lines
+from offline_model.ranking import Term, Unit, query_terms, score_units, select_units
 
 READ_BEFORE, READ_LIMIT, HEAD_LIMIT, MAX_PATTERN_TERMS = 5, 15, 40, 6
 STOPPED_AT_MAX = "Narrow the pattern"
@@ -70,7 +71,8 @@ def next_step(messages: list[dict[str, Any]], extract: str, handle: str, *, budg
             )
     if "Read" not in called and len(results) <= 2:
         return _read_after_grep(_with_hits(results, handle), terms, handle)
-    return AgentStep(answer=final_answer(results, terms, handle, pattern, budget_bytes=budget_bytes))
+    answer = final_answer(results, terms, handle, pattern, budget_bytes=budget_bytes, cite=asks_citations(messages))
+    return AgentStep(answer=answer)
 
 
 def rarest_term(terms: list[Term], grep_result: str, handle: str) -> str | None:
@@ -116,15 +118,20 @@ def _best_hit(hits: list[NumberedLine], terms: list[Term]) -> NumberedLine:
     return hits[max(range(len(hits)), key=lambda i: (scores[i], -i))]
 
 
-def final_answer(results: list[str], terms: list[Term], handle: str, pattern: str, *, budget_bytes: int) -> str:
-    """The report: best lines among everything the tools returned, or NO RELEVANT DATA FOUND."""
+def final_answer(
+    results: list[str], terms: list[Term], handle: str, pattern: str, *, budget_bytes: int, cite: bool = False
+) -> str:
+    """The report: best lines among everything the tools returned (cited `[L12] …` when asked), or NO RELEVANT
+    DATA FOUND."""
     seen = _seen_lines(results, handle)
     text = "\n".join(line.text for line in seen)
     if not terms:
         return overview(text)
     units = [Unit(line.number, line.text) for line in seen]
-    chosen = select(units, score_units(units, terms), terms, budget_bytes=budget_bytes)
-    return "\n".join(chosen) if chosen else _not_found(seen, results, handle, pattern)
+    chosen = select_units(units, score_units(units, terms), terms, budget_bytes=budget_bytes)
+    if not chosen:
+        return _not_found(seen, results, handle, pattern)
+    return "\n".join(ranking.cite(unit.line_no, text) if cite else text for unit, text in chosen)
 
 
 def _seen_lines(results: list[str], handle: str) -> list[NumberedLine]:

@@ -32,6 +32,8 @@ class OfflineModelConfig:
       (`timeout`: the server holds the request for `timeout_s`, longer than any client timeout).
     fail_first: the first N attempts of every distinct request fail (kind from error_kinds), so
       "a retry recovers" is testable without hunting for a seed.
+    max_faults: no distinct request fails more than N attempts (0 = no cap), so a client whose retry budget
+      exceeds N always gets an answer, however `error_rate` falls: a flaky-model test cannot fail by chance.
     malformed: shape of every final answer (`none` is the correct wrapper; `empty_wrapper` has nothing inside;
       `lone_surrogate` ends the content with `\\ud800`, which JSON can carry and UTF-8 cannot).
     fault/fault_on/fault_chunks/fault_marker: one targeted fault, for the calls about ONE part of a
@@ -59,6 +61,7 @@ class OfflineModelConfig:
     error_rate: float = 0.0
     error_kinds: tuple[str, ...] = ("429", "500")
     fail_first: int = 0
+    max_faults: int = 0
     malformed: str = "none"
     fault: str = "none"
     fault_on: str = "map"
@@ -93,6 +96,7 @@ class OfflineModelConfig:
                 self.timeout_s,
                 self.retry_after_ms,
                 self.fail_first,
+                self.max_faults,
                 self.rpm,
                 self.tpm,
             )
@@ -100,7 +104,7 @@ class OfflineModelConfig:
             or self.answer_bytes < 1
         ):
             raise ValueError(
-                "latency_ms, jitter_ms, timeout_s, retry_after_ms, fail_first, rpm, tpm must be >= 0 "
+                "latency_ms, jitter_ms, timeout_s, retry_after_ms, fail_first, max_faults, rpm, tpm must be >= 0 "
                 "and answer_bytes >= 1"
             )
 

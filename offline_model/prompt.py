@@ -31,6 +31,15 @@ _CHUNK_END = re.compile(r"\n?^=== END DOCUMENT CHUNK \d+ of \d+ \[[A-Za-z0-9_]+\
 _NUMBERED = re.compile(r"^\s*L?(\d{1,9})\s*([:\-|\t→])\s?(.*)$")
 
 
+CITE_MARKER = "Cite what you use:"
+"""How toolout's user messages open the request for citations (extraction/evidence/citations.py)."""
+
+
+def asks_citations(messages: list[dict[str, Any]]) -> bool:
+    """Whether a user message asks for quotes with line numbers."""
+    return any(CITE_MARKER in message_text(m) for m in messages if m.get("role") == "user")
+
+
 @dataclass(frozen=True)
 class NumberedLine:
     """A line of a Read/Grep result; `hit` is False for grep context lines (`12-...`)."""

@@ -32,6 +32,7 @@ __all__ = [
     "split_units",
 ]
 
+_READ_NUMBERED = re.compile(r"^ *(\d{1,12})\t(.*)$")
 LONG_LINE_CHARS = 2_000
 MAX_LINE_CHARS = 1_000
 RELATIVE_THRESHOLD = 0.3
@@ -261,6 +262,13 @@ def best_lines(text: str, terms: list[Term], *, budget_bytes: int) -> list[str]:
 
 def select(units: list[Unit], scores: list[float], terms: list[Term], *, budget_bytes: int) -> list[str]:
     """Greedy by score above a relative threshold, then back into document order."""
+    return [text for _, text in select_units(units, scores, terms, budget_bytes=budget_bytes)]
+
+
+def select_units(
+    units: list[Unit], scores: list[float], terms: list[Term], *, budget_bytes: int
+) -> list[tuple[Unit, str]]:
+    """`select`, each chosen text with the unit it came from (whose line number a citation names)."""
     top = max(scores, default=0.0)
     if top <= 0:
         return []
@@ -273,7 +281,7 @@ def select(units: list[Unit], scores: list[float], terms: list[Term], *, budget_
             break
         chosen.append((i, text))
         used += len(text.encode()) + 1
-    return [text for _, text in sorted(chosen)]
+    return [(units[i], text) for i, text in sorted(chosen)]
 
 
 def clip_line(text: str, terms: list[Term], limit: int = MAX_LINE_CHARS) -> str:
@@ -291,12 +299,46 @@ def clip_line(text: str, terms: list[Term], limit: int = MAX_LINE_CHARS) -> str:
 
 
 def extract_answer(text: str, extract: str, *, budget_bytes: int) -> str:
-    """A map answer: the relevant lines, or NO RELEVANT DATA FOUND with what the text holds instead."""
+    """A map answer: the relevant lines, or NO RELEVANT DATA FOUND with what the text holds instead.
+
+    A chunk shown line-numbered (the job asks for evidence) is answered in citations: each relevant
+    line as `[L12] text`, the number the chunk showed for it.
+    """
+    numbered = numbered_chunk(text)
+    if numbered is not None:
+        return cited_answer(numbered, extract, budget_bytes=budget_bytes)
     terms = query_terms(extract)
     if not terms:
         return overview(text)
     lines = best_lines(text, terms, budget_bytes=budget_bytes)
     return "\n".join(lines) if lines else no_relevant_data(text, [t.surface or t.text for t in terms])
+
+
+def numbered_chunk(text: str) -> list[Unit] | None:
+    """The lines of a chunk numbered as Read numbers them (`{n:>6}\\t{line}`), or None when it is not."""
+    lines = text.strip("\n").split("\n")
+    matches = [_READ_NUMBERED.match(line) for line in lines]
+    if not lines or not all(matches):
+        return None
+    return [Unit(int(m.group(1)), m.group(2)) for m in matches if m]
+
+
+def cited_answer(lines: list[Unit], extract: str, *, budget_bytes: int) -> str:
+    """The relevant lines of numbered `lines`, each cited with its number; NO RELEVANT DATA FOUND when none is."""
+    text = "\n".join(line.text for line in lines)
+    terms = query_terms(extract)
+    if not terms:
+        return overview(text)
+    units = [unit for line in lines for unit in split_units(line.text) for unit in [Unit(line.line_no, unit.text)]]
+    chosen = select_units(units, score_units(units, terms), terms, budget_bytes=budget_bytes)
+    if not chosen:
+        return no_relevant_data(text, [t.surface or t.text for t in terms])
+    return "\n".join(cite(unit.line_no, shown) for unit, shown in chosen)
+
+
+def cite(number: int, text: str) -> str:
+    """One citation line: the line's number in brackets, then the text quoted from it."""
+    return f"[L{number}] {text}"
 
 
 def merge_chunk_outputs(blocks: list[str], extract: str, *, budget_bytes: int) -> str:

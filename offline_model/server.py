@@ -33,6 +33,10 @@ from offline_model.targeting import injected_error
 
 log = logging.getLogger("toolout.offline_model")
 MODEL_ID = "toolout-offline"
+KEEP_ALIVE_SECONDS = 75
+"""How long an idle connection stays open: longer than a client keeps one to reuse (httpx and the openai SDK: 5 s,
+uvicorn's own default too), so the client always closes first. With the two equal, a call sent as the server
+closed its side failed with a connection error (an agent framework's test saw one under load)."""
 OWNED_BY = "toolout (offline, deterministic, no LLM)"
 ERROR_TYPES = {"429": (429, "rate_limit_error"), "500": (500, "server_error"), "timeout": (504, "timeout")}
 
@@ -181,7 +185,9 @@ class FaultPlan:
         if knobs.error_rate <= 0 and knobs.fail_first <= 0:
             return None
         attempt = self._next_attempt(digest)
-        if attempt >= knobs.fail_first and unit_interval(knobs.seed, digest, attempt) >= knobs.error_rate:
+        if attempt >= knobs.fail_first and (
+            0 < knobs.max_faults <= attempt or unit_interval(knobs.seed, digest, attempt) >= knobs.error_rate
+        ):
             return None
         return knobs.error_kinds[int(unit_interval("kind", knobs.seed, digest, attempt) * len(knobs.error_kinds))]
 
@@ -289,4 +295,4 @@ def serve(
 
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log.info("%s serving http://%s:%d/v1 (model id %s)", NAME, host, port, MODEL_ID)
-    uvicorn.run(create_app(config), host=host, port=port, log_level=log_level)
+    uvicorn.run(create_app(config), host=host, port=port, log_level=log_level, timeout_keep_alive=KEEP_ALIVE_SECONDS)

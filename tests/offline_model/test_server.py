@@ -387,8 +387,32 @@ def test_fault_plan_is_deterministic_and_lets_retries_recover() -> None:
     assert [plan.decide(fail_once, "r") for _ in range(3)] == ["500", None, None]
 
 
+def test_max_faults_caps_how_often_one_request_fails_however_the_rate_falls() -> None:
+    always, capped, plan = (
+        OfflineModelConfig(error_rate=1.0),
+        OfflineModelConfig(error_rate=1.0, max_faults=2),
+        FaultPlan(),
+    )
+    assert [plan.decide(always, "uncapped") for _ in range(4)].count(None) == 0
+    assert [plan.decide(capped, "capped") is None for _ in range(4)] == [False, False, True, True]
+    with pytest.raises(ValueError, match="max_faults"):
+        OfflineModelConfig().with_header("max_faults=-1")
+
+
 def test_answers_shrink_to_max_tokens() -> None:
     lines = [f"{i} WARN disk almost full" for i in range(2_000)]
     body = {"messages": map_call("disk warnings", "\n".join(lines))}
     small = respond(body | {"max_tokens": 200}, OfflineModelConfig()).content
     assert len(small.encode()) < 200 * 3 + 100 < len(respond(body, OfflineModelConfig()).content.encode())
+
+
+def test_idle_connections_outlive_the_clients_reuse_of_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """uvicorn's default (5 s) equals the clients' keep-alive expiry: a call sent as the server closes is reset."""
+    import uvicorn
+
+    from offline_model import server
+
+    served: dict[str, object] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.update(options))
+    server.serve(port=1)
+    assert served["timeout_keep_alive"] == server.KEEP_ALIVE_SECONDS > 5
