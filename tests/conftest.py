@@ -4,15 +4,18 @@ Server fixtures live in tests/fixtures. A test that uses one of them (directly o
 fixture) is marked `integration`, plus `redis` or `s3` for the server it needs, automatically:
 `pytest -m "not integration"` is then exactly the suite that runs with no server at all.
 
-Tests run on one pytest-xdist worker per core (`-n auto`, pyproject). Every integration test joins one
-xdist group, so they all run in one worker, one after another, on the servers they share (Redis db 15,
-the stacks, the network namespaces), while the server-free tests spread over the others.
+Tests run on two pytest-xdist workers per core (`-n auto`, pyproject; see `pytest_xdist_auto_num_workers`). The
+integration tests of one module join one xdist group, so they run on one worker, one after another, on the
+servers that module's fixtures start; each worker has a Redis of its own (tests/fixtures/redis.py), so two modules
+on two workers never flush each other's data. The modules that measure the box itself (throughput, failover and
+deadline timings) share one group, so no two of them compete for the cores.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -33,10 +36,14 @@ pytest_plugins = (
         "tests.fixtures.sentinel",
         "tests.fixtures.redis_cluster",
         "tests.fixtures.measurements",
+        "tests.fixtures.store_check",
     ]
     if SERVER_INSTALLED
     else []
 ) + (["schemathesis.pytest.plugin"] if importlib.util.find_spec("schemathesis") else [])  # named, not auto-loaded
+
+collect_ignore = [] if os.environ.get("TOOLOUT_TEST_COMPOSE") else ["compose"]
+"""tests/compose builds images and runs docker-compose.yml on a Docker engine: `make test-compose` alone runs it."""
 
 SERVER_FIXTURES = {
     "redis": {"redis_url", "redis_client", "redis_cluster", "redis_cluster_client"},
@@ -44,6 +51,7 @@ SERVER_FIXTURES = {
     "integration": {  # a server of any kind, even in this process: a socket, a thread serving it, its lifetime
         "live_api",
         "offline_model_url",
+        "standin_provider",
         "local_stack",
         "s3_stack",
         "tight_stack",
@@ -107,11 +115,69 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if needs and not item.get_closest_marker("integration"):
             item.add_marker("integration")
         if item.get_closest_marker("integration"):
-            item.add_marker(pytest.mark.xdist_group(SERVERS_GROUP))
-            _join_group_on_this_worker(config, item)
+            group = server_group(item)
+            item.add_marker(pytest.mark.xdist_group(group))
+            _join_group_on_this_worker(config, item, group)
+    items.sort(
+        key=lambda item: SLOW_FIRST.get(_module_of(item), len(SLOW_FIRST))
+    )  # stable: each module keeps its order
 
 
 SERVERS_GROUP = "servers"
+TIMED_GROUP = "servers_timed"
+TIMED_MODULES = frozenset(
+    {
+        "tests/integration/test_multihost.py",
+        "tests/integration/test_faults.py",
+        "tests/integration/test_sentinel.py",
+        "tests/integration/test_models_and_limits.py",
+        "tests/integration/test_soak.py",
+    }
+)
+"""Modules whose assertions are about time on this box: jobs/min per host, seconds to fail over, deadlines of
+20 s. They run one after another (still beside other groups: each leaves the cores to the model and the stack)."""
+SLOW_FIRST = {
+    module: rank
+    for rank, module in enumerate(
+        (
+            *sorted(TIMED_MODULES),
+            "tests/toolout/test_dev_quickstarts.py",
+            "tests/integration/test_slice.py",
+            "tests/toolout/test_dev_real_model.py",
+            "tests/integration/test_retention_stack.py",
+            "tests/infra/query/test_adversarial.py",
+            "tests/integration/test_hostile_query.py",
+            "tests/integration/test_agent_toolkit.py",
+            "tests/api/test_routing_uploads.py",
+            "tests/api/test_retention.py",
+            "tests/toolout/mcp/test_proxy_upstreams.py",
+            "tests/integration/test_bursts_bench.py",
+            "tests/integration/test_quality_bench.py",
+            "tests/integration/test_corpus_live.py",
+        )
+    )
+}
+"""The modules that take longest (a minute or more of a `make test`), first: xdist deals the groups out in collection
+order (`--no-loadscope-reorder`, pyproject), and a long group dealt last keeps one worker busy after the rest end."""
+
+
+def _module_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def server_group(item: pytest.Item) -> str:
+    """`servers_timed` for the modules that time the box, else `servers_<module>`, e.g. `servers_api_test_jobs`."""
+    module = _module_of(item)
+    if module in TIMED_MODULES:
+        return TIMED_GROUP
+    return SERVERS_GROUP + "_" + re.sub(r"\W", "_", module.removeprefix("tests/").removesuffix(".py"))
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: unknown to a run without the plugin
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Two workers per core: most of an integration test's time is spent waiting on the processes it started."""
+    return 2 * (os.cpu_count() or 1)
+
 
 SERVER_FIXTURE_NAMES = frozenset().union(*SERVER_FIXTURES.values())
 
@@ -135,14 +201,14 @@ def _servers_only_in_the_servers_group(request: pytest.FixtureRequest) -> Iterat
         )
 
 
-def _join_group_on_this_worker(config: pytest.Config, item: pytest.Item) -> None:
+def _join_group_on_this_worker(config: pytest.Config, item: pytest.Item, group: str) -> None:
     """Give the item the `@group` node id suffix xdist's loadgroup scheduler sorts by.
 
     pytest-xdist 3.8 appends it to `item._nodeid`, which pytest 9.2 no longer reads: its node ids are
     structured (`item._id`), so the groups are silently ignored (pytest-dev/pytest-xdist#1386). Until xdist
     ships its fix we set the structured id ourselves; tests/test_xdist_groups.py fails when this stops working.
     """
-    suffix = f"@{SERVERS_GROUP}"
+    suffix = f"@{group}"
     if not getattr(config.option, "loadgroup", False) or item.nodeid.endswith(suffix) or not hasattr(item, "_id"):
         return
     from _pytest.nodeid import NodeId  # private, pinned pytest: the only way to the id the scheduler parses

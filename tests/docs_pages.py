@@ -6,8 +6,10 @@ a page means to be run is run by a test through these helpers, so a page cannot 
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```(\S*)[^\n]*\n(.*?)^```", re.S | re.M)
@@ -46,3 +48,12 @@ def blocks(text: str, language: str | None = None) -> list[str]:
 def fenced_blocks(text: str) -> list[tuple[str, str]]:
     """(language, body) of every fenced block of `text`, in order."""
     return FENCE.findall(text)
+
+
+def docs_hook(name: str) -> ModuleType:
+    """A MkDocs hook of `docs/hooks/` (`openapi`, `module_map`), loaded from its file: docs/ is no package."""
+    spec = importlib.util.spec_from_file_location(f"docs_hook_{name}", ROOT / "docs" / "hooks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

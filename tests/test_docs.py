@@ -28,6 +28,7 @@ RUN_BY = {
     "guides/mcp.md": ["tests/toolout/mcp/test_docs_mcp_config.py"],
     "guides/mcp-proxy.md": ["tests/toolout/mcp/test_proxy_cli.py"],
     "guides/variables.md": ["tests/api/test_docs_variables_guide.py"],
+    "guides/deploy.md": ["tests/compose/test_deploy_guide.py"],  # its Compose section, run by `make test-compose`
     "reference/rest.md": ["tests/infra/webhooks/test_delivery.py"],
     "models.md": ["tests/infra/llm/test_catalog_settings.py"],  # the recipe's exports, read as Settings
     **{

@@ -163,3 +163,16 @@ def test_the_classes_have_what_the_issue_counts() -> None:
     assert len(own_public_names(ToolOutClient)) >= 28 and "tool_output" in own_public_names(AsyncToolOutClient)
     assert "toolout.integrations.langchain.ToolOutMiddleware.wrap_tool_call" in expected()
     assert "toolout.integrations.langchain.ToolOutMiddleware.abefore_agent" in expected()  # a hook toolout overrides
+
+
+def test_the_package_exports_what_the_reference_page_lists() -> None:
+    """`toolout.__all__` and the names docs/reference/python.md gives for `import toolout` are the same list, and
+    each resolves to the object its own module documents."""
+    import toolout
+
+    section = (ROOT / "docs" / "reference" / "python.md").read_text().split("## The `toolout` package", 1)[1]
+    listed = re.findall(r"`(\w+)`", section.split("\n\n", 2)[1])
+    assert sorted(listed) == sorted(toolout.__all__)
+    for name in toolout.__all__[1:]:
+        module = importlib.import_module(toolout._PUBLIC[name])
+        assert getattr(toolout, name) is getattr(module, name), name

@@ -13,28 +13,17 @@ tests skip, except under `CI=true`, where `corpus_dir` raises and they fail.
 from __future__ import annotations
 
 import ast
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolout.datasets import CORPUS_ENV, corpus_dir
+from tests.corpus_files import listing
+from toolout.devstack.datasets import CORPUS_ENV, corpus_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "bench" / "quality" / "corpus.py"
-
-
-def listing(corpus: Path) -> list[dict[str, Any]]:
-    """Every corpus question with the answer the bench computes from the files in `corpus`."""
-    env = {**os.environ, CORPUS_ENV: str(corpus)}
-    argv = [sys.executable, "-m", "bench.quality.corpus"]
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return list(json.loads(done.stdout))
 
 
 @pytest.fixture(scope="module")

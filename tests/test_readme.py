@@ -53,9 +53,16 @@ def test_key_placeholders_have_the_real_keys_shape() -> None:
 
 
 def test_the_readme_is_a_front_door() -> None:
-    """What toolout is, `toolout dev`, three quickstarts and links; the rest lives in the docs site."""
+    """What toolout is, `toolout dev`, three quickstarts and links; the rest lives in the docs site. That the "Run
+    it" block works as written on a fresh clone is tests/wheel/test_wheel_install.py's (`make test-wheel`), with the
+    quickstarts from the built wheels; here, that it says what is true today: no package is published."""
+    from tests.docs_pages import blocks, section
+
     assert len(README.splitlines()) <= 200
-    assert "pip install 'toolout[server]'\ntoolout dev\n" in README
+    run_it = section(README, "## Run it")
+    [block] = blocks(run_it, "bash")
+    assert "pip install -e '.[server]'" in block and block.rstrip().endswith("toolout dev")
+    assert "No package is published yet" in run_it and "pip install 'toolout[server]'" in run_it
     for heading in (
         "## Quickstart: your own agent loop",
         "## Quickstart: an agent framework",
@@ -79,4 +86,7 @@ def test_the_license_and_the_changelog_are_where_packagers_look() -> None:
     license_text = (ROOT / "LICENSE").read_text()
     assert license_text.startswith("MIT License") and "the toolout authors" in license_text
     changelog = (ROOT / "CHANGELOG.md").read_text()
-    assert "## [Unreleased]" in changelog and project["version"] in changelog and "**Versioning.**" in changelog
+    import toolout
+
+    assert project["dynamic"] == ["version"]  # one version, toolout.__version__, for both distributions
+    assert "## [Unreleased]" in changelog and toolout.__version__ in changelog and "**Versioning.**" in changelog

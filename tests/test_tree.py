@@ -1,6 +1,6 @@
 """bench/ and tests/ stand side by side: each measures or checks the source, neither imports the other.
 
-What both need to start a stack lives in the source (`toolout.stack`, `toolout.processes`), so a bench
+What both need to start a stack lives in the source (`toolout.devstack.stack`, `toolout.devstack.processes`), so a bench
 never runs on a test fixture's assumptions and a test never breaks because a bench was reshaped. A test
 may still *run* a bench, as a process (`python -m bench…`), the way a user does.
 """

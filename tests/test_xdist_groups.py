@@ -1,9 +1,9 @@
-"""The suite's own parallelism: every test that needs a server runs on one xdist worker.
+"""The suite's own parallelism: the tests of one module that need servers run on one xdist worker.
 
-They share Redis db 15, the stacks and the network namespaces, so two workers running them at once
-would flush each other's data. tests/conftest.py puts them in one `xdist_group`; this runs a small
-suite of its own under two workers and checks the group holds (it did not, silently, before the
-workaround for pytest-dev/pytest-xdist#1386).
+They share that module's servers (its stacks, the worker's Redis, its network namespaces), and they flush
+each other's data between tests, so two workers running them at once would break them. tests/conftest.py puts
+them in one `xdist_group` per module; this runs a small suite of its own under two workers and checks the
+group holds (it did not, silently, before the workaround for pytest-dev/pytest-xdist#1386).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def run_suite(tmp_path: Path, suite: str, *options: str) -> subprocess.Completed
 
 
 @pytest.mark.integration  # its own pytest processes
-def test_the_tests_that_need_servers_run_on_one_worker(tmp_path: Path) -> None:
+def test_a_modules_tests_that_need_servers_run_on_one_worker(tmp_path: Path) -> None:
     run = run_suite(tmp_path, SUITE, "-p", "xdist.plugin", "-n", "2", "--dist", "loadgroup", "-v")
     assert run.returncode == 0, run.stdout + run.stderr
 
@@ -65,7 +65,7 @@ def test_the_tests_that_need_servers_run_on_one_worker(tmp_path: Path) -> None:
     grouped: set[str] = set()
     for worker, test, case, group in re.findall(r"\[(gw\d)\] .*PASSED \S*::(test_\w+)(\[\d+\])(@\w+)?", run.stdout):
         workers[test].add(worker)
-        grouped |= {test + case} if group else set()
+        grouped |= {test + case} if group == "@servers_test_suite" else set()
     assert set(workers) == {"test_needs_redis", "test_needs_nothing"}, run.stdout
     assert len(workers["test_needs_redis"]) == 1, f"the Redis tests ran on {sorted(workers['test_needs_redis'])}"
     assert grouped == {f"test_needs_redis[{n}]" for n in range(8)}, run.stdout  # exactly they joined the group
@@ -95,3 +95,10 @@ def test_a_server_fixture_reached_without_the_mark_fails_the_test(tmp_path: Path
     assert re.search(r"PASSED \S*test_store\[memory\]", run.stdout), run.stdout
     assert re.search(r"ERROR \S*test_store\[redis\]", run.stdout), run.stdout
     assert "test_store[redis] reached ['redis_url'] without the integration mark" in run.stdout, run.stdout
+
+
+def test_every_module_the_scheduling_names_exists() -> None:
+    """A renamed module would silently lose its place: dealt out last, or timed beside another timed module."""
+    from tests.conftest import SLOW_FIRST, TIMED_MODULES
+
+    assert sorted(m for m in {*SLOW_FIRST, *TIMED_MODULES} if not (ROOT / m).is_file()) == []

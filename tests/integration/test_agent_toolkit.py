@@ -22,7 +22,7 @@ import pytest
 from pydantic import BaseModel
 
 from tests.toolout.variables_server import require_variable_routes
-from toolout import datasets
+from toolout.devstack import datasets
 from toolout.toolkit import Toolkit, tool
 
 ROOT = Path(__file__).resolve().parents[2]

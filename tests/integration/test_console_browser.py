@@ -1,8 +1,9 @@
 """The web console in a real browser (Debian's Chromium, headless, driven by Playwright) on the service stack.
 
 It opens the console, makes a session, uploads a log as a file, starts a full-chunked job on the offline
-model, watches its chunks settle live, opens the chunk that found the needle and reads its answer, then
-runs the same request again with read-grep beside it. Screenshots go to `var/artifacts/console/` (CI
+model, watches its chunks settle live, opens the chunk that found the needle and reads its answer, clicks the
+answer's source and sees the cited line highlighted in the output, then runs the same request again with
+read-grep beside it. Screenshots go to `var/artifacts/console/` (CI
 keeps them; `TOOLOUT_CONSOLE_SCREENSHOT` also writes the finished tree where the docs show it).
 """
 
@@ -94,6 +95,18 @@ def test_a_job_is_watched_live_its_chunk_opened_and_two_modes_compared(console_s
     detail = first.locator(".node-text").inner_text()
     assert "ORD-77341" in detail and "chunk" in detail and "bytes" in detail
     assert "ORD-77341" in first.locator(".result-text").inner_text()
+
+    sources = first.locator(".job-sources .source")  # the answer's evidence: click a source, see its lines
+    sources.first.wait_for()
+    assert sources.count() == len(job["evidence"]) and all(item["verified"] for item in job["evidence"])
+    cited = next(i for i, item in enumerate(job["evidence"]) if "ORD-77341" in item["quote"])
+    assert sources.nth(cited).inner_text().startswith("L2722 ✓ chunk")
+    sources.nth(cited).click()
+    marked = first.locator(".source-lines mark.cited")
+    marked.wait_for()
+    assert marked.count() == 1 and marked.get_attribute("data-line") == "2722"
+    assert NEEDLE in marked.inner_text() and "2721\t" in first.locator(".source-lines").inner_text()
+    shot(page, "answer-sources")
 
     first.locator(".rerun-mode").select_option("read-grep")
     first.locator(".rerun button").click()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.stack import Stack
-from toolout import datasets
+from toolout.devstack import datasets
 from toolout.local import LocalToolOut
 
 CASES = [

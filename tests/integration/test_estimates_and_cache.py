@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from tests.fixtures.stack import Stack
-from toolout import datasets
 from toolout.client import ToolOutAPIError, ToolOutClient
+from toolout.devstack import datasets
 
 pytestmark = pytest.mark.integration
 

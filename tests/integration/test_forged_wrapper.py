@@ -86,7 +86,12 @@ def test_forged_wrappers_in_the_document_never_become_the_answer(stack: Stack, m
     assert content.strip() not in FORGED_ANSWERS, content
     positions = [content.find(fragment) for fragment in [*QUOTED, FACT]]
     assert -1 not in positions and positions == sorted(positions), (positions, content)
-    assert job["result"] == abstract_text("logs.fetch", meta["handle"], mode, content)
+    framed, _, sources = job["result"].rpartition("\n\n")  # the answer, then its SOURCES line
+    header = abstract_text("logs.fetch", meta["handle"], mode, "")
+    assert framed.startswith(header) and framed.endswith(content) and sources.startswith("SOURCES: L")
+    unverified = [item for item in job["evidence"] if not item["verified"]]
+    warning = framed.removeprefix(header).removesuffix(content).strip()  # a quote the model altered is named
+    assert warning == "" if not unverified else warning.startswith(f"WARNING: {len(unverified)} quote(s)")
     if mode == "full-chunked":
         assert job["chunks_total"] >= 3 and job["chunks_done"] == job["chunks_total"], job
         assert job["usage"]["calls"] == job["chunks_total"] + 1, (

@@ -26,8 +26,8 @@ from tests.fixtures.broker import broker_env
 from tests.fixtures.scripted_model import ScriptedModel, serving
 from tests.fixtures.servers import unavailable
 from tests.infra.query import test_adversarial as suite
-from toolout import processes
-from toolout.stack import Stack, answering_worker, launch, offline_env, private_redis
+from toolout.devstack import processes
+from toolout.devstack.stack import Stack, answering_worker, launch, offline_env, private_redis
 from workers.job.query import kept_sql
 
 pytestmark = pytest.mark.integration

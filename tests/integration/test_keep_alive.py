@@ -12,7 +12,7 @@ import http.client
 import time
 from urllib.parse import urlparse
 
-from toolout.stack import Stack
+from toolout.devstack.stack import Stack
 
 CLIENT_REUSE_SECONDS = 5.0
 """httpx's `keepalive_expiry`, which the SDK keeps: the longest a pooled connection sits idle before reuse."""

@@ -1,5 +1,5 @@
 """A model per stage, fallbacks and provider limits (docs/models.md), on the real stack: three offline models as
-processes (see toolout/stack_models.py), the API and three Celery workers of 32 threads each.
+processes (see toolout/devstack/stack_models.py), the API and three Celery workers of 32 threads each.
 
 The full-size run of the limits (120 rpm, 10 jobs × 32 chunks) is `bench/service/provider_limits.py`; here
 the map model allows 600 rpm and the jobs are smaller, so the same promise takes seconds.
@@ -15,13 +15,13 @@ import httpx
 import pytest
 
 from tests.fixtures.servers import unavailable
-from toolout import datasets
-from toolout.stack import Stack
-from toolout.stack_models import BROKEN, CHEAP, STRONG, start_models_stack
+from tests.fixtures.stack import STACK_DB
+from toolout.devstack import datasets
+from toolout.devstack.stack import Stack
+from toolout.devstack.stack_models import BROKEN, CHEAP, STRONG, start_models_stack
 
 pytestmark = pytest.mark.integration
 
-REDIS_DB = 8
 RPM = 600
 JOBS = 8
 REQUEST = "every database pool exhaustion error, with its service and time"
@@ -31,7 +31,7 @@ REQUEST = "every database pool exhaustion error, with its service and time"
 def models_stack(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     root = tmp_path_factory.mktemp("models-stack")
     try:
-        stack = start_models_stack(redis_url.rsplit("/", 1)[0] + f"/{REDIS_DB}", root, rpm=RPM)
+        stack = start_models_stack(redis_url.rsplit("/", 1)[0] + f"/{STACK_DB['models']}", root, rpm=RPM)
     except RuntimeError as exc:
         unavailable(f"the models stack did not start: {exc}")
     try:

@@ -21,8 +21,8 @@ import pytest
 from infra.redis import keys
 from tests.fixtures.broker import broker_env, on_rabbitmq
 from tests.fixtures.servers import unavailable
-from toolout import processes
-from toolout.stack import Stack, launch, offline_env, private_redis
+from toolout.devstack import processes
+from toolout.devstack.stack import Stack, launch, offline_env, private_redis
 
 pytestmark = pytest.mark.integration
 

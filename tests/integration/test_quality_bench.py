@@ -3,7 +3,7 @@ every way, and `query` exact where it must be.
 
 The quick subset holds the generated outputs at 120 KB and a few questions on the real corpus (one per content
 kind small enough to run every strategy in seconds: a loghub log, a CSV, a documentation page). The corpus is
-found beside the checkout (`toolout.datasets.corpus_dir`); without it the corpus checks skip, except under
+found beside the checkout (`toolout.devstack.datasets.corpus_dir`); without it the corpus checks skip, except under
 `CI=true`, where the bench itself fails on the missing corpus and so does every test here.
 
 The bench runs as a subprocess, as a user runs it, on the embedded mode (the service's job pipeline) against
@@ -26,11 +26,11 @@ import pytest
 
 from tests.fixtures.api_server import api_settings
 from tests.fixtures.offline_model import OfflineModelServer
-from toolout.datasets import corpus_dir
+from toolout.devstack.datasets import corpus_dir
 
 pytestmark = [
     pytest.mark.integration,  # a model server and ~200 model calls: with the other server tests
-    pytest.mark.timeout(900),  # the bench's process (below) is given 840 s: its own failure, with its output, first
+    pytest.mark.timeout(1500),  # the bench's process (below) is given 1440 s: its own failure, with its output, first
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def report(offline_model: OfflineModelServer, tmp_path_factory: pytest.TempPathF
     model = ["--model", offline_model.model, "--api-base", offline_model.base_url, "--api-key", "offline"]
     argv = [sys.executable, "-m", "bench.quality.run", "--quick", *model, "--json", str(out)]
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=840)
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=1440)
     assert done.returncode in (0, 1) and out.exists(), (done.stdout[-3000:], done.stderr[-3000:])
     return dict(json.loads(out.read_text()))
 
@@ -105,6 +105,29 @@ def test_query_answers_the_exact_scenarios(report: dict[str, Any], rows: list[An
     assert exact and all(query[name].status == "right" for name in exact), {
         name: (query[name].status, query[name].note or query[name].answer[:300]) for name in exact
     }
+
+
+TOOLOUT = ["auto", "query", "full-chunked", "read-grep", "truncate"]
+
+
+def test_every_toolout_answer_carries_evidence_and_every_quote_verifies(
+    report: dict[str, Any], rows: list[Any]
+) -> None:
+    """With the offline model, which quotes only what it was shown, every quote checks out, whatever the strategy."""
+    mine = [r for r in rows if r.strategy in TOOLOUT and r.status in ("right", "wrong")]
+    assert mine and all(r.evidence for r in mine), [(r.scenario, r.strategy) for r in mine if not r.evidence]
+    assert sum(r.quotes for r in mine) > len(mine) // 2
+    assert all(r.verified == r.quotes for r in mine), [(r.scenario, r.strategy) for r in mine if r.verified != r.quotes]
+    assert report["evidence"].startswith(f"evidence: {len(mine)}/{len(mine)} answers (100.0%)")
+
+
+def test_the_overhead_of_evidence_is_measured_beside_each_answer(report: dict[str, Any], rows: list[Any]) -> None:
+    """Each toolout job ran again with evidence off: its tokens and seconds are the baseline printed beside it."""
+    mine = [r for r in rows if r.strategy in TOOLOUT and r.status in ("right", "wrong")]
+    assert all(r.plain_tokens is not None and r.plain_seconds is not None for r in mine)
+    full = [r for r in mine if r.strategy == "full-chunked"]
+    assert sum(r.input_tokens for r in full) > sum(r.plain_tokens for r in full)  # the line numbers cost tokens
+    assert "evidence overhead over" in report["evidence"] and "input tokens" in report["evidence"]
 
 
 CORPUS_KINDS = {"log (corpus)", "CSV (corpus)", "HTML (corpus)"}

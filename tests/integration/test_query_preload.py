@@ -11,7 +11,7 @@ import pytest
 from infra.blobstore import BlobStore
 from infra.stores.records import blob_key
 from tests.fixtures.stack import Stack
-from toolout import datasets
+from toolout.devstack import datasets
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.stack import Stack
-from toolout import datasets
+from toolout.devstack import datasets
 
 pytestmark = pytest.mark.integration
 

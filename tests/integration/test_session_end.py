@@ -15,7 +15,7 @@ from infra.settings import Settings
 from tests.fixtures.faults import FaultStack
 from tests.integration.test_faults import REQUEST, log_document, wait_terminal
 from toolout.client import ToolOutAPIError, ToolOutClient
-from toolout.stack_watch import LogWatch, key_names, wait_for_baseline
+from toolout.devstack.stack_watch import LogWatch, key_names, wait_for_baseline
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,8 @@ import pytest
 from extraction.texts.results import unknown_handle_text
 from tests.fixtures.redis_cluster import LocalCluster
 from tests.fixtures.stack import Stack
-from toolout import datasets
 from toolout.client import ToolOutAPIError
+from toolout.devstack import datasets
 
 pytestmark = pytest.mark.integration
 

@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tests.fixtures.stack import Stack, start_stack
 from tests.workers.job.test_pipeline import NEEDLE, document
-from toolout import processes
+from toolout.devstack import processes
 
 
 @dataclass(frozen=True)

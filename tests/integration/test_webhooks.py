@@ -11,7 +11,7 @@ import httpx
 from infra.webhooks.delivery import SIGNATURE_HEADER, verify
 from tests.fixtures.stack import Stack
 from tests.fixtures.webhook_receiver import Receiver, webhook_receiver
-from toolout import datasets
+from toolout.devstack import datasets
 
 
 def wait_for_deliveries(receiver: Receiver, count: int, timeout: float = 30) -> None:
