@@ -16,8 +16,8 @@ query strategy gets an exact answer wrong; any bench exits non-zero when it cras
 says which).
 
 Not run here: the benches that need something this runner cannot assume (RabbitMQ: service.brokers;
-deepagents: service.deepagents), the long ones (service.provider_limits, soak.run, soak.bursts) and the one-off
-probes of bench/profiles/; each says how to run it in its docstring.
+deepagents: service.deepagents), the long ones (service.provider_limits, soak.run, soak.bursts,
+soak.upload_burst) and the one-off probes of bench/profiles/; each says how to run it in its docstring.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from toolout import datasets
+from toolout.devstack import datasets
 from toolout.toolkit import Toolkit, tool
 
 ORDERS_BYTES = 20 << 20
@@ -105,7 +105,7 @@ def transcript_line(message: dict) -> str:
 def demo_stack() -> Iterator[tuple[str, str]]:
     """`make demo`'s processes (offline model, API, one Celery worker), stopped on exit."""
     from infra.settings import get_settings
-    from toolout import demo, processes
+    from toolout.devstack import demo, processes
 
     processes.ensure_redis(get_settings().redis_url)
     services, api_url, env = demo.start_stack(Path(tempfile.mkdtemp(prefix="toolout-example-")), 1)

@@ -26,8 +26,8 @@ import boto3
 import httpx
 import redis
 
-from toolout import processes
-from toolout.stack_watch import LogWatch, cpu_seconds
+from toolout.devstack import processes
+from toolout.devstack.stack_watch import LogWatch, cpu_seconds
 
 S3_LINE = re.compile(r'"(GET|PUT|POST|DELETE|HEAD) (/[^ "]*) HTTP/1\.[01]" (\d{3})')
 """werkzeug's access line, the one moto's server writes per request."""

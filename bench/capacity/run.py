@@ -3,7 +3,7 @@
     python -m bench.capacity.run [--quick] [--jobs 20] [--scale 10] [--chunks 6] [--sessions 20]
                              [--model-latency-ms 0] [--json out.json]
 
-The stack is its own (`toolout.stack.start_private`): a private redis-server (so `INFO commandstats` sees only
+The stack is its own (`toolout.devstack.stack.start_private`): a private redis-server (so `INFO commandstats` sees only
 this stack), moto's S3 server over HTTP as the blob store, the offline model, the API and two Celery
 workers (8 threads each), each a process. What it measures (`bench/capacity/probe.py` says how):
 
@@ -46,9 +46,9 @@ from bench.service.jobs import check_job, sized_log
 from extraction.strategies.mapreduce import ModelLimits
 from infra.redis import keys
 from infra.redis.slot_index import SlotIndex
-from toolout import datasets, processes
 from toolout.client import ToolOutClient
-from toolout.stack import SMALL_WINDOW_ENV, Stack, start_private
+from toolout.devstack import datasets, processes
+from toolout.devstack.stack import SMALL_WINDOW_ENV, Stack, start_private
 
 MB = 1_000_000
 BUCKET = "toolout-capacity"

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import redis
 
-from toolout import processes
+from toolout.devstack import processes
 
 TARGET_SECONDS = 10.0
 LAST_BANNER_LINE = "API docs:"

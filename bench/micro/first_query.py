@@ -118,7 +118,7 @@ def _descendants(pid: int) -> list[int]:
 def ask(path: Path, redis_url: str) -> dict[str, Any]:
     """Upload, then the question at once; the numbers, the job and the stack's log lines."""
     from bench.service.harness import running_stack
-    from toolout.processes import ensure_redis
+    from toolout.devstack.processes import ensure_redis
 
     ensure_redis(redis_url)
     json_logs = {"TOOLOUT_LOG_FORMAT": "json"}  # the API's own INFO lines too (text logs keep only uvicorn's)

@@ -27,6 +27,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -34,8 +35,9 @@ from bench.report import print_table, verdict
 from extraction.documents.stats import default_threads, measure
 from extraction.documents.tokens import DEFAULT_ENCODING
 from extraction.tokenizer_files import ensure_offline_encodings
+from infra.outputs.metering import Known, Meter
 from infra.outputs.tokenizers import store_counter, warm_up
-from infra.outputs.versions import FileSource, Known, Meter
+from infra.outputs.versions import FileSource
 
 T = TypeVar("T")
 MB = 1_000_000
@@ -137,7 +139,7 @@ def wait_idle(pid: int, limit: float = 120.0) -> None:
 
 def api_seconds(path: Path, redis_url: str) -> tuple[float, dict]:
     from bench.service.harness import running_stack
-    from toolout.processes import ensure_redis
+    from toolout.devstack.processes import ensure_redis
 
     ensure_redis(redis_url)
     with running_stack(redis_url, model=None, worker=None) as stack, stack.client() as client:
@@ -158,13 +160,20 @@ def rate(size: int, seconds: float, name: str) -> str:
 
 def main() -> int:
     args = parse_args()
+    with generated_ndjson(args.mb) as path:
+        return report(path, args)
+
+
+@contextmanager
+def generated_ndjson(mb: int) -> Iterator[Path]:
+    """The bench's NDJSON file of `mb` MB under a fresh temp dir (removed after), the tokenizer warmed up."""
     ensure_offline_encodings()
     warm_up(DEFAULT_ENCODING)
     directory = Path(tempfile.mkdtemp(prefix="toolout-ingest-"))
     path = directory / "bench.ndjson"
     try:
-        write_ndjson(path, args.mb * MB)
-        return report(path, args)
+        write_ndjson(path, mb * MB)
+        yield path
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

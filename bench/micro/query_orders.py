@@ -2,7 +2,7 @@
 
     python -m bench.micro.query_orders [--mb 20]
 
-Starts the offline model, stores the demo's orders JSON (`toolout.datasets.json_orders`) in the
+Starts the offline model, stores the demo's orders JSON (`toolout.devstack.datasets.json_orders`) in the
 embedded mode (`toolout.local`, the service's pipeline on a thread pool), and asks:
 
 1. the planted-order lookup (`ORDER_NEEDLE.request`) with `auto` (must route to `query`) and with
@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolout import processes
-from toolout.datasets import ORDER_NEEDLE, json_orders
+from toolout.devstack import processes
+from toolout.devstack.datasets import ORDER_NEEDLE, json_orders
 from toolout.local import LocalToolOut, Result
 
 COUNT_STATUS = "refunded"

@@ -2,7 +2,7 @@
 
     python -m bench.micro.s3 [--mb 64] [--reads 200] [--runs 3]
 
-Both servers are started here as processes (SeaweedFS by `toolout.seaweedfs`, as the tests and `toolout dev
+Both servers are started here as processes (SeaweedFS by `toolout.devstack.seaweedfs`, as the tests and `toolout dev
 --s3` start it; moto by `python -m moto.server`), so each is measured in the same run on the same bytes:
   upload  — `put_stream` of `--mb` MB in 1 MiB blocks (multipart, 16 MiB parts, the service's default),
   ranged  — `--reads` reads of 1 MiB at random offsets of that blob (the read-grep agent's access pattern).
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bench.report import print_table
 from infra.blobstore import S3BlobStore
-from toolout import processes, seaweedfs
+from toolout.devstack import processes, seaweedfs
 
 MiB = 1 << 20
 

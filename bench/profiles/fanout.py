@@ -47,9 +47,9 @@ from bench.service.fanout_docs import EVERY_CHUNK_REQUEST, sized_doc
 from bench.service.harness import SHORT_ANSWERS, SMALL_WINDOW, running_stack
 from bench.service.idle import settle, stack_pids
 from bench.service.jobs import small_limits, timed_job, upload
-from toolout import datasets, processes
 from toolout.client import ToolOutClient
-from toolout.stack import Stack
+from toolout.devstack import datasets, processes
+from toolout.devstack.stack import Stack
 
 PROBE_DIR = BENCH_ROOT / "probe"
 Event = dict[str, Any]

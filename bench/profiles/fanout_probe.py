@@ -8,8 +8,9 @@ one JSON line per event (wall time `t`, thread `th`) appended to $FANOUT_PROBE_L
 
   prerun / postrun    every task (name, job id, its second argument: chunk index or reduce level)
   publish             every task this worker sends (name, job), before kombu sends it
-  step                a timed pipeline step: `workers.job.pipeline.load`, the start step's parts
-                      (chunk_budget_for, decide, plan_job_chunks), `tasks.remember`, `tasks.send`,
+  step                a timed step: `load` (in the start step and the full-chunked one), the start
+                      step's parts (`workers.job.context`: chunk_budget_for, decide, plan_job_chunks),
+                      `tasks.remember`, `tasks.send`,
                       and every model call (`llm`: the litellm client's `complete`)
   redis               with FANOUT_PROBE_REDIS=1: every Redis round trip made through redis-py (one
                       command, or one pipeline), its command and first key, and the task the thread
@@ -35,6 +36,7 @@ from celery.signals import before_task_publish, task_postrun, task_prerun
 
 import infra.llm.client
 import workers.celery.tasks
+import workers.job.context
 import workers.job.pipeline
 from infra.settings import get_settings
 from workers.celery.main import build_worker
@@ -93,18 +95,15 @@ def _timed(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-for _name in (
-    "load",
-    "chunk_budget_for",
-    "decide",
-    "plan_job_chunks",
-    "level_outputs",
-    "plan_reduce_groups",
-    "job_llm",
-    "reduce_chunk_outputs",
-    "_finish_single",
+for _module, _names in (
+    (workers.job.context, ("load", "chunk_budget_for", "decide", "plan_job_chunks")),
+    (
+        workers.job.pipeline,
+        ("load", "level_outputs", "plan_reduce_groups", "job_llm", "reduce_chunk_outputs", "_finish_single"),
+    ),
 ):
-    setattr(workers.job.pipeline, _name, _timed(_name, getattr(workers.job.pipeline, _name)))
+    for _name in _names:
+        setattr(_module, _name, _timed(_name, getattr(_module, _name)))
 for _name in ("remember", "dispatch"):
     _executor = workers.celery.tasks.CeleryExecutor
     setattr(_executor, _name, _timed(_name, getattr(_executor, _name)))

@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from toolout.stack import Stack
+from toolout.devstack.stack import Stack
 
 Event = dict[str, Any]
 
@@ -25,9 +25,14 @@ def script_names() -> dict[str, str]:
     import celery.backends.redis as backend
     import kombu.transport.redis as transport
 
-    from infra.stores.jobs.scripts import SCRIPTS, script_source
+    from infra.stores.jobs.scripts import script_source
+    from infra.stores.jobs.stores import JOB_SCRIPTS
 
-    names = {hashlib.sha1(script_source(name).encode()).hexdigest(): f"lua {name}" for name in SCRIPTS}
+    names = {
+        hashlib.sha1(script_source(part.package, name).encode()).hexdigest(): f"lua {name}"
+        for part in JOB_SCRIPTS
+        for name in part.names
+    }
     for label, module in (("celery lua", backend), ("kombu lua", transport)):
         for name, text in vars(module).items():
             if name.isupper() and isinstance(text, str) and ("redis.call" in text or "KEYS[" in text):

@@ -39,6 +39,9 @@ class Outcome:
     usage: Usage
     seconds: float
     used: str
+    quotes: int = 0
+    verified: int = 0
+    items: int = 0
 
 
 @lru_cache(maxsize=2)
@@ -60,7 +63,7 @@ def head_tail(text: str, total: int, budget: int = HEAD_TAIL_TOKENS, encoding_na
 
 
 def _context(local: LocalToolOut, handle: str, request: str) -> PromptContext:
-    record = local.stores.records.get_output(handle, local.session.tenant)
+    record = local.stores.records.outputs.get_output(handle, local.session.tenant)
     stats = record.stats
     return PromptContext(
         tool_name=record.tool_name,
@@ -102,7 +105,7 @@ def run_preview_agent(local: LocalToolOut, handle: str, content: bytes, request:
     """The 2 KB preview, then Read/Grep turns within read-grep's own bounds, until a final report."""
     started = time.perf_counter()
     ctx = _context(local, handle, request)
-    record = local.stores.records.get_output(handle, local.session.tenant)
+    record = local.stores.records.outputs.get_output(handle, local.session.tenant)
     messages = [
         {"role": "system", "content": render_read_grep_system(ctx, handle, "/")},
         {"role": "user", "content": preview_message(handle, content)},

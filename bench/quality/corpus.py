@@ -1,6 +1,6 @@
 """The quality harness's real-content scenarios: files nobody here wrote, questions a user would ask of them.
 
-The corpus (`../shared/corpus`, or `TOOLOUT_CORPUS_DIR`; `toolout.datasets.corpus_dir`) holds loghub
+The corpus (`../shared/corpus`, or `TOOLOUT_CORPUS_DIR`; `toolout.devstack.datasets.corpus_dir`) holds loghub
 logs, a GeoJSON, two CSV tables with `NA` for missing values and two Python documentation pages.
 Every expected answer is computed here from the file itself — `csv`, `json`, `re` over its bytes —
 and never typed: `tests/test_quality_corpus.py` fails when a literal in this module is an answer
@@ -28,7 +28,7 @@ from statistics import fmean
 from typing import Any
 
 from bench.quality.scenarios import Case, Scenario
-from toolout.datasets import corpus_dir
+from toolout.devstack.datasets import corpus_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 AIRPORT = "K83"

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extraction.texts.report import says_not_found
-from toolout import datasets
+from toolout.devstack import datasets
 
 COUNT_STATUS, COUNT_REQUEST = datasets.ORDER_COUNT_STATUS, datasets.ORDER_COUNT_REQUEST
 """The demo's count question (`make demo` checks the same numbers on its 20 MB JSON)."""

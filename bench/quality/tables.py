@@ -26,6 +26,18 @@ class Row:
     cost_usd: float | None = None
     note: str = ""
     answer: str = ""
+    evidence: int = 0
+    """toolout's answers: the evidence items the job carries (quotes, a query's SQL and rows, a view's ranges)."""
+    quotes: int = 0
+    verified: int = 0
+    plain_tokens: int | None = None
+    """The same job with evidence off (`TOOLOUT_EVIDENCE=false`): its input tokens and seconds, the baseline."""
+    plain_seconds: float | None = None
+    plain_status: str | None = None
+
+    @property
+    def all_verified(self) -> bool:
+        return self.verified == self.quotes
 
 
 def cell(row: Row) -> str:

@@ -1,1 +1,1 @@
-"""Benchmarks of the system as processes (offline model, API, workers on `toolout.stack`): P1-P5, F1 and more."""
+"""Benchmarks of the system as processes (offline model, API, workers on `toolout.devstack.stack`): P1-P5, F1, more."""

@@ -21,7 +21,7 @@ import time
 from bench.report import print_table, verdict
 from bench.service.harness import SHORT_ANSWERS, SMALL_WINDOW, running_stack
 from bench.service.jobs import sized_log, small_limits, timed_job, upload
-from toolout import datasets, processes
+from toolout.devstack import datasets, processes
 
 TARGET = 1.2
 VHOST = "toolout-bench-brokers"

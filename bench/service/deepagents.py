@@ -28,7 +28,7 @@ from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
 from bench.service.harness import running_stack
-from toolout import datasets
+from toolout.devstack import datasets
 from toolout.integrations.langchain import ToolOutMiddleware
 from toolout.toolkit.tokens import token_counter
 

@@ -58,9 +58,9 @@ from bench.service.jobs import (
     upload,
 )
 from bench.service.upload_grep import p3, p5
-from toolout import datasets, processes
 from toolout.client import ToolOutClient
-from toolout.stack import Stack
+from toolout.devstack import datasets, processes
+from toolout.devstack.stack import Stack
 
 MB = 1_000_000
 PARTS = ("p1", "p2", "p3", "p5")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from bench.service.jobs import Plan, prompt_context
-from extraction.documents.chunking import Chunk, chunk_budget, plan_chunks
+from bench.service.jobs import Plan, prompt_context, worker_budget
+from extraction.documents.chunking import Chunk, plan_chunks
 from extraction.documents.stats import TokenIndex, measure
-from extraction.strategies.mapreduce import ModelLimits, map_prompt_tokens
+from extraction.strategies.mapreduce import ModelLimits
 from extraction.texts.prompts import PromptContext
-from toolout import datasets
+from toolout.devstack import datasets
 
 EVERY_CHUNK_REQUEST = "Every WARN line: its timestamp, service and warning text."
 """A request every chunk of a service log answers (the offline model quotes ~180 bytes of WARN lines per chunk),
@@ -45,9 +45,8 @@ def budget_range(doc: bytes, extract: str, limits: ModelLimits) -> tuple[int, in
 
 
 def map_budget(ctx: PromptContext, limits: ModelLimits) -> int:
-    """The chunk budget the worker computes (`pipeline.chunk_budget_for`) for this prompt context."""
-    prompt = map_prompt_tokens(ctx, limits, overlap_percent=OVERLAP_PERCENT)
-    return chunk_budget(limits.context_tokens, limits.max_output_tokens, prompt)
+    """The chunk budget the worker computes for this prompt context."""
+    return worker_budget(ctx, limits)
 
 
 def chunk_plan(doc: bytes, index: TokenIndex, budget: int) -> list[Chunk]:

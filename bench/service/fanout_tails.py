@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.report import print_table, verdict
-from bench.service.fanout import Gather, GatherRun, check_same_work, map_calls, ms
+from bench.service.fanout_baseline import Gather, GatherRun, check_same_work, map_calls, ms
 from bench.service.fanout_docs import EVERY_CHUNK_REQUEST, plan_like, sized_doc
 from bench.service.harness import SHORT_ANSWERS, SMALL_WINDOW, running_stack
 from bench.service.idle import settle, stack_pids

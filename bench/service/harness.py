@@ -1,4 +1,4 @@
-"""The service benches' stacks: the shared `toolout.stack.Stack`, started the way these benches need it.
+"""The service benches' stacks: the shared `toolout.devstack.stack.Stack`, started the way these benches need it.
 
 Every part starts its own stack (offline model, API and Celery worker as separate processes, the
 Redis database of --redis-url flushed first, a local blob store under var/bench) and stops it when done,
@@ -16,8 +16,8 @@ from typing import Any
 import redis
 
 from bench import BENCH_ROOT, REPO_ROOT
-from toolout import processes
-from toolout.stack import Stack, answering_worker, launch, offline_env
+from toolout.devstack import processes
+from toolout.devstack.stack import Stack, answering_worker, launch, offline_env
 
 SMALL_WINDOW = {"TOOLOUT_MODEL_CONTEXT_TOKENS": "4096", "TOOLOUT_MODEL_MAX_OUTPUT_TOKENS": "96"}
 """A small model window: 16 or 32 chunks from a few hundred KB, so the bench measures orchestration, not bulk.

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from toolout.stack import Stack
+from toolout.devstack.stack import Stack
 
 
 def settle(pids: list[int], *, window: float = 0.2, timeout: float = 10.0) -> float:

@@ -16,17 +16,22 @@ from dataclasses import dataclass
 import httpx
 
 from bench.service.harness import SMALL_WINDOW
-from extraction.documents.chunking import chunk_budget, plan_chunks
+from extraction.documents.chunking import plan_chunks
 from extraction.documents.stats import measure
-from extraction.strategies.mapreduce import ModelLimits, map_prompt_tokens
+from extraction.evidence.citations import number_lines
+from extraction.strategies.mapreduce import ModelLimits
+from extraction.strategies.planning import PlanningRules, chunk_budget_for
 from extraction.texts.nonce import new_nonce
 from extraction.texts.prompts import PromptContext, map_messages, reduce_messages
-from toolout import datasets
 from toolout.client import TERMINAL, ToolOutClient
-from toolout.stack import Stack
+from toolout.devstack import datasets
+from toolout.devstack.stack import Stack
 
 OVERLAP = 0.10
 TOOL_NAME, TOOL_ARGS = "logs.fetch", '{"service": "*", "range": "30d"}'
+CITE = True
+"""A job asks for evidence unless told not to (TOOLOUT_EVIDENCE): the worker then shows each chunk line-numbered
+and plans smaller chunks to leave room for the numbers, so the benches plan and prompt the same way."""
 
 
 # --- documents -------------------------------------------------------------------------------------
@@ -39,6 +44,7 @@ def prompt_context(extract: str, doc: bytes, stats) -> PromptContext:
         doc_bytes=len(doc),
         doc_lines=stats.lines,
         doc_tokens=stats.tokens,
+        cite=CITE,
     )
 
 
@@ -52,12 +58,15 @@ class Plan:
     chunks: list
 
 
+def worker_budget(ctx: PromptContext, limits: ModelLimits) -> int:
+    """The chunk budget the worker computes for this prompt context (`planning.chunk_budget_for`)."""
+    return chunk_budget_for(ctx, limits, PlanningRules(chunk_overlap=OVERLAP))
+
+
 def plan_for(doc: bytes, extract: str, limits: ModelLimits) -> Plan:
     measured = measure([doc])
     ctx = prompt_context(extract, doc, measured.stats)
-    budget = chunk_budget(
-        limits.context_tokens, limits.max_output_tokens, map_prompt_tokens(ctx, limits, overlap_percent=OVERLAP * 100)
-    )
+    budget = worker_budget(ctx, limits)
     chunks = plan_chunks(
         measured.index, lambda start, end: doc[start:end], size=len(doc), budget_tokens=budget, overlap=OVERLAP
     )
@@ -177,19 +186,30 @@ def raw_http_client(stack: Stack, max_tokens: int) -> Callable[[list[dict]], obj
     ).raise_for_status()
 
 
-def job_requests(doc: bytes, extract: str, limits: ModelLimits, outputs: int) -> tuple[list[list[dict]], list[dict]]:
-    """The map requests of `doc`'s real chunk plan, and a reduce request over `outputs` short answers."""
-    plan = plan_for(doc, extract, limits)
-    maps = [
+def chunk_messages(doc: bytes, plan: Plan) -> list[list[dict]]:
+    """Each chunk's map prompt as the worker builds it: the chunk line-numbered from its first line when the job
+    asks for evidence (`mapreduce.map_chunk`)."""
+    return [
         map_messages(
             plan.ctx,
-            doc[c.start : c.end].decode(errors="replace"),
+            shown_chunk(doc, c.start, c.end, plan.ctx.cite),
             chunk_index=c.index + 1,
             chunk_total=len(plan.chunks),
             overlap_percent=OVERLAP * 100,
         )
         for c in plan.chunks
     ]
+
+
+def shown_chunk(doc: bytes, start: int, end: int, cite: bool) -> str:
+    text = doc[start:end].decode(errors="replace")
+    return number_lines(text, doc.count(b"\n", 0, start) + 1) if cite else text
+
+
+def job_requests(doc: bytes, extract: str, limits: ModelLimits, outputs: int) -> tuple[list[list[dict]], list[dict]]:
+    """The map requests of `doc`'s real chunk plan, and a reduce request over `outputs` short answers."""
+    plan = plan_for(doc, extract, limits)
+    maps = chunk_messages(doc, plan)
     answers = [f"NO RELEVANT DATA FOUND\nchunk {i + 1}: service log lines, no pool exhaustion" for i in range(outputs)]
     return maps, reduce_messages(plan.ctx, answers)
 

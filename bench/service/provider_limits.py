@@ -3,7 +3,7 @@
     python -m bench.service.provider_limits [--rpm 120] [--jobs 10] [--chunks 32] [--workers 3] [--concurrency 32]
                                           [--redis-url redis://127.0.0.1:6379/9]
 
-Starts the stack of toolout/stack_models.py (three offline models; the map model refuses calls past
+Starts the stack of toolout/devstack/stack_models.py (three offline models; the map model refuses calls past
 --rpm with a 429, as a provider does), the API and --workers Celery workers of --concurrency threads, then
 submits --jobs full-chunked jobs of --chunks chunks each, all at once. The baseline is the limit itself:
 the map calls a minute the model allows, measured against the map calls it let through, first to last.
@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 from bench.report import print_table, verdict
-from toolout import datasets
-from toolout.stack import Stack
-from toolout.stack_models import CHEAP, STRONG, start_models_stack
+from toolout.devstack import datasets
+from toolout.devstack.stack import Stack
+from toolout.devstack.stack_models import CHEAP, STRONG, start_models_stack
 
 REQUEST = "every database pool exhaustion error, with its service and time"
 BYTES_PER_CHUNK = 4_000

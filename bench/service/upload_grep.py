@@ -15,8 +15,8 @@ from bench.report import verdict
 from bench.service.harness import proc_status_kb, running_stack
 from bench.service.jobs import timed_job, upload
 from extraction.documents.stats import PIECE_BYTES, default_threads
-from toolout import datasets
 from toolout.client import ToolOutClient
+from toolout.devstack import datasets
 
 MB = 1_000_000
 TARGET_P3_RATIO = 0.8

@@ -37,7 +37,7 @@ import httpx
 from bench import BENCH_ROOT
 from bench.report import run_parts, verdict
 from bench.service.harness import proc_status_kb, running_stack
-from toolout import processes
+from toolout.devstack import processes
 
 MB = 1_000_000
 PARTS = ("v1", "v2")

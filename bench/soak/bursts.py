@@ -2,13 +2,13 @@
 
     python -m bench.soak.bursts [--widths 8 40 40 80] [--rest-seconds 65] [--uploads 5] [--json out.json]
 
-Two private stacks (`toolout.stack.start_private`, one worker each), one after the other, differing in one
+Two private stacks (`toolout.devstack.stack.start_private`, one worker each), one after the other, differing in one
 setting: `TOOLOUT_MALLOC_MMAP_THRESHOLD_BYTES=0` (the baseline: glibc's own bound, raised to the size of each big
 block freed — what a process gets without toolout's setting) and the default (128 KiB, fixed). On each, one agent
 warms the API up with 20 uploads of a 300 KB JSON; then, per width W, W agents at once each open a session, store
 `--uploads` such bodies and end it. The API's RSS is sampled every 0.2 s during the burst (its peak) and again
 `--rest-seconds` after it (past one `malloc_trim` interval): what the burst left behind. Beside the RSS: the
-API's heap, threads and open fds (`toolout.stack_watch.memory_parts`), which tell a thread pool or a Redis pool
+API's heap, threads and open fds (`toolout.devstack.stack_watch.memory_parts`), which tell a thread pool or a Redis pool
 that grew from a heap that kept its size.
 
 It prints, per stack, the RSS after warm-up, each burst's peak and what stayed after it, and the ratios of the
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from toolout.client import ToolOutClient
-from toolout.stack import start_private
-from toolout.stack_watch import memory_parts, own_rss_mb
+from toolout.devstack.stack import start_private
+from toolout.devstack.stack_watch import memory_parts, own_rss_mb
 
 BODY = json.dumps({"items": [{"id": i, "message": "x" * 40} for i in range(5000)]}).encode()
 """A 300 KB JSON tool output: above 128 KiB, so glibc's bound decides where its buffers live."""
@@ -47,17 +47,17 @@ class Burst:
     after: dict[str, float] = field(default_factory=dict)
 
 
-def agent(url: str, uploads: int) -> None:
+def agent(url: str, uploads: int, body: bytes = BODY) -> None:
     with ToolOutClient(url, timeout=300) as client:
         session = client.create_session()
         for _ in range(uploads):
-            client.store(session, BODY, tool_name="fetch", content_type="application/json")
+            client.store(session, body, tool_name="fetch", content_type="application/json")
         client.delete_session(session)
 
 
-def burst(url: str, pid: int, width: int, uploads: int, rest: float) -> Burst:
+def burst(url: str, pid: int, width: int, uploads: int, rest: float, body: bytes = BODY) -> Burst:
     """`width` agents at once; the API's RSS peak while they run, and its RSS `rest` seconds after."""
-    found, agents = Burst(width), [threading.Thread(target=agent, args=(url, uploads)) for _ in range(width)]
+    found, agents = Burst(width), [threading.Thread(target=agent, args=(url, uploads, body)) for _ in range(width)]
     for thread in agents:
         thread.start()
     while any(thread.is_alive() for thread in agents):

@@ -2,7 +2,7 @@
 
     python -m bench.soak.run [--agents 16] [--minutes 10] [--deleters 0.5] [--rss-bound-mb 30] [--json out.json]
 
-The stack is its own (`toolout.stack.start_private`): a private redis-server, the offline model, the API and two
+The stack is its own (`toolout.devstack.stack.start_private`): a private redis, the offline model, the API and two
 Celery workers as processes. Each agent loops: open a session, store a log output and a small JSON one,
 resolve a `$ref` into the JSON, grep the log, submit an extraction (full-chunked, read-grep, truncate or
 auto, in turn), sometimes cancel it, then end its session. Half the agents (`--deleters`) delete their
@@ -33,18 +33,17 @@ import sys
 import tempfile
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bench.soak import variables
 from bench.soak.snapshots import Snapshots
+from bench.soak.stats import Stats
 from infra.process.late_imports import PREFIX
-from toolout.client import TERMINAL, ToolOutAPIError, ToolOutClient
-from toolout.stack import Stack, start_private
-from toolout.stack_watch import (
+from toolout.client import TERMINAL, ToolOutClient
+from toolout.devstack.stack import Stack, start_private
+from toolout.devstack.stack_watch import (
     LogWatch,
     key_names,
     leftovers,
@@ -59,46 +58,6 @@ from toolout.stack_watch import (
 MODES = ("full-chunked", "read-grep", "truncate", "auto")
 CANCEL_SHARE = 0.15
 TOOL_ARGS = '{"service": "payments", "range": "1h"}'
-
-
-@dataclass
-class Stats:
-    """Latency per operation and every failure, shared by the agents (under a lock)."""
-
-    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    errors: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
-    sessions: int = 0
-    deleted_mid_job: int = 0
-    owners: set[str] = field(default_factory=set)
-    """Every session id and output handle the agents made (all deleted by the end): whose keys must go."""
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def timed(self, op: str, call: Callable[[], Any], expected: tuple[int, ...] = ()) -> Any:
-        """Run one request; a 4xx in `expected` is an answer, anything else that fails is an error."""
-        started = time.perf_counter()
-        try:
-            return call()
-        except ToolOutAPIError as exc:
-            if exc.status not in expected:
-                self.error(op, f"{exc.status} {exc.code}: {exc.message}")
-            return exc
-        except Exception as exc:  # noqa: BLE001 - a connection error, a timeout: all count
-            self.error(op, f"{type(exc).__name__}: {exc}")
-            return exc
-        finally:
-            with self.lock:
-                self.latencies[op].append(time.perf_counter() - started)
-
-    def error(self, op: str, what: str) -> None:
-        with self.lock:
-            self.errors[op].append(what)
-
-    def own(self, answer: object, key: str = "handle") -> None:
-        """Note the session id or output handle an answer carries (nothing when the request failed)."""
-        owner = answer if isinstance(answer, str) else answer.get(key) if isinstance(answer, dict) else None
-        if isinstance(owner, str):
-            with self.lock:
-                self.owners.add(owner)
 
 
 def log_document(rng: random.Random) -> bytes:
@@ -180,7 +139,7 @@ class Sample:
     workers_own_mb: list[float] = field(default_factory=list)
     """Each worker process alone: what its slope is judged on."""
     api_parts: dict[str, float] = field(default_factory=dict)
-    """The API process's heap, mapped files, threads, fds and children (`toolout.stack_watch.memory_parts`):
+    """The API process's heap, mapped files, threads, fds and children (`toolout.devstack.stack_watch.memory_parts`):
     what tells a step in its RSS from a climb."""
     workers_parts: list[dict[str, float]] = field(default_factory=list)
     """The same for each worker process."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from toolout.client import TERMINAL, ToolOutClient
 
 if TYPE_CHECKING:
-    from bench.soak.run import Stats
+    from bench.soak.stats import Stats
 
 ROWS = 2400
 """~125 bytes a row: a document of ~300 KB."""
