@@ -102,3 +102,15 @@ def test_every_module_the_scheduling_names_exists() -> None:
     from tests.conftest import SLOW_FIRST, TIMED_MODULES
 
     assert sorted(m for m in {*SLOW_FIRST, *TIMED_MODULES} if not (ROOT / m).is_file()) == []
+
+
+def test_a_timed_module_starts_its_processes_ahead_on_the_cpu_and_gives_the_priority_back() -> None:
+    from tests.conftest import TIMED_NICENESS, ahead_on_the_cpu
+
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    read = [sys.executable, "-c", "import os; print(os.getpriority(os.PRIO_PROCESS, 0))"]
+    with ahead_on_the_cpu() as raised:
+        child = int(subprocess.run(read, capture_output=True, text=True, check=True).stdout)
+    assert child == (TIMED_NICENESS if raised else before), "a process started inside inherits the priority"
+    assert raised or os.geteuid() != 0, "root may always raise its priority"
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before, "the rest of the run gets the old priority back"
