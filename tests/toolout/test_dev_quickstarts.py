@@ -98,7 +98,10 @@ def server_python() -> Path:
         return python
     shutil.rmtree(SERVER_VENV, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(SERVER_VENV)], check=True, timeout=120)
-    install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", f"{ROOT}[server]"]
+    # --no-compile: byte-compiling every module of every dependency was half the install, and the tests import a
+    # small part of them (compiled on first import, as any module without a .pyc is).
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
+    install = [*pip, "-e", f"{ROOT}[server]"]
     done = subprocess.run(install, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_SECONDS)
     assert done.returncode == 0, f"pip install -e '.[server]' failed:\n{done.stderr[-3000:]}"
     stamp.touch()
