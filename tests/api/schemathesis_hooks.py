@@ -34,7 +34,7 @@ import schemathesis
 from schemathesis import GenerationMode
 
 from api.routers.buffers import LIMITS
-from tests.api.schemathesis_pool import VARIABLE, Pool
+from tests.api.schemathesis_pool import VARIABLE, Gone, Pool
 
 UPLOAD = "POST /v1/sessions/{session_id}/outputs"
 READ = "GET /v1/sessions/{session_id}/variables/{name}/read"
@@ -133,7 +133,19 @@ def _is_positive(case: Any) -> bool:
 
 
 def with_real_ids(case: Any, pool: Pool) -> None:
-    """`case` naming the pool's session, variable, output and job wherever it names one."""
+    """`case` naming the pool's session, variable, output and job wherever it names one.
+
+    A shared one that a generated request took since (a delete, a short TTL) answers 404 to the pool's own
+    request under it; the pool then makes them all again, once, instead of failing the hook on every later case.
+    """
+    try:
+        _with_real_ids(case, pool)
+    except Gone:
+        pool.forget()
+        _with_real_ids(case, pool)
+
+
+def _with_real_ids(case: Any, pool: Pool) -> None:
     path, fresh = dict(case.path_parameters or {}), case.method.upper() == "DELETE"
     if "session_id" in path:
         path["session_id"] = pool.new_session() if fresh else pool.session()

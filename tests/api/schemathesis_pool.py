@@ -10,7 +10,8 @@ by following the document's links; this is the unit phases' share). The other ha
 A delete gets a resource of its own, made for it, so it does not delete the ones the other requests share; a
 cancel gets a job still running (each model call of the run's offline model takes a second), and every other
 job operation a job that already finished, so a follow of its events ends at once. A shared resource that
-answers 404 (a generated delete found it anyway) is made again for the next request.
+answers 404 (a generated delete or TTL found it anyway) is made again: for the next request when the request
+got the 404, at once when making a resource under it did.
 """
 
 from __future__ import annotations
@@ -26,9 +27,15 @@ TEXT = b"error: disk full on /var\nwarning: retrying in 5s\nerror: disk full on 
 EXTRACT = "the lines that report an error"
 
 
+class Gone(LookupError):
+    """What the pool made a resource under is no longer there: a generated request deleted it or cut its TTL."""
+
+
 @dataclass
 class Pool:
     base_url: str
+    http: httpx.Client | None = None
+    """What sends the pool's requests (default: a plain `httpx.post` to `base_url`; a test passes its TestClient)."""
     shared: dict[str, str] = field(default_factory=dict)
 
     def session(self) -> str:
@@ -61,7 +68,12 @@ class Pool:
         return self.shared[kind]
 
     def _post(self, path: str, **kwargs: Any) -> dict[str, Any]:
-        answer = httpx.post(f"{self.base_url}{path}", timeout=30, **kwargs)
+        if self.http is not None:
+            answer = self.http.post(f"{self.base_url}{path}", **kwargs)
+        else:
+            answer = httpx.post(f"{self.base_url}{path}", timeout=30, **kwargs)
+        if answer.status_code == 404:
+            raise Gone(f"POST {path}: 404 {answer.text}")
         answer.raise_for_status()
         body: dict[str, Any] = answer.json()
         return body

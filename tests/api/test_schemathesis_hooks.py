@@ -8,6 +8,7 @@ the API refuses what the hook repairs, and what the hook sends is a read the API
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extraction.buffers.ops import BufferLimits
-from tests.api.schemathesis_hooks import consistent_range, consistent_route, inside
+from tests.api.schemathesis_hooks import consistent_range, consistent_route, inside, with_real_ids
+from tests.api.schemathesis_pool import Pool
 from tests.fixtures.api_server import assert_error
 
 pytestmark = pytest.mark.twin("the API's validation of a read's range against the hooks' repairs: 30 short lines")
@@ -88,3 +90,18 @@ def test_an_upload_route_loses_only_the_parameter_that_contradicts_it() -> None:
         "output": "file:x.md",
         "write_mode": "new",
     }
+
+
+def test_a_pooled_session_a_generated_request_took_is_made_again_not_a_hook_error(client: TestClient) -> None:
+    """The run that found it: a shared session gone, and every later delete of an output failed in the hook."""
+    pool = Pool("", http=client)
+    gone = pool.session()
+    assert client.delete(f"/v1/sessions/{gone}").status_code == 204
+    case = SimpleNamespace(
+        method="DELETE", path_parameters={"handle": "random"}, body=None, operation=SimpleNamespace(label="DELETE")
+    )
+    with_real_ids(case, pool)
+    handle = case.path_parameters["handle"]
+    assert pool.session() != gone
+    assert client.get(f"/v1/outputs/{handle}").json()["session_id"] == pool.session()
+    assert client.delete(f"/v1/outputs/{handle}").status_code == 204
