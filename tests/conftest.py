@@ -17,7 +17,9 @@ import contextlib
 import importlib.util
 import os
 import re
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -89,6 +91,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from extraction.tokenizer_files import ensure_offline_encodings  # stdlib only: finds litellm's BPE files if present
 
     ensure_offline_encodings()
+    if worker := os.environ.get("PYTEST_XDIST_WORKER"):
+        _private_tempdir(worker)
     if config.getoption("cov_source", default=None):  # `make test`: pytest-cov's --cov
         _untimed_hypothesis()
 
@@ -208,7 +212,7 @@ TIMED_NICENESS = -10
 
 @pytest.fixture(scope="module", autouse=True)
 def _timed_modules_ahead_on_the_cpu(request: pytest.FixtureRequest) -> Iterator[None]:
-    """Start a timed module's stacks at a higher CPU priority than the rest of the run.
+    """Start a timed module's stacks at a higher CPU priority than the rest of the run, and untraced.
 
     Their assertions are about what the stack can do when the model is the limit, not about what is left of two
     cores beside three other xdist workers: a CI run whose other tests held the box at a load of 10 slowed the
@@ -218,8 +222,26 @@ def _timed_modules_ahead_on_the_cpu(request: pytest.FixtureRequest) -> Iterator[
     if _module_of(request.node) not in TIMED_MODULES:
         yield
         return
-    with ahead_on_the_cpu():
+    with ahead_on_the_cpu(), untraced_children():
         yield
+
+
+COVERAGE_CHILD_VARIABLES = ("COVERAGE_PROCESS_CONFIG", "COVERAGE_PROCESS_START")
+"""How coverage's `patch = subprocess` reaches a child: while these are unset, the processes started run untraced."""
+
+
+@contextlib.contextmanager
+def untraced_children() -> Iterator[None]:
+    """The processes started meanwhile run without coverage's tracer.
+
+    A timed module measures its stack (jobs per minute per host, seconds to fail over); traced, its workers spent
+    their CPU in the tracer, and a 3-host phase ran at half the model's pace. The code they run is measured by the
+    untimed tests of the same paths."""
+    saved = {name: os.environ.pop(name) for name in COVERAGE_CHILD_VARIABLES if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 @contextlib.contextmanager
@@ -236,6 +258,17 @@ def ahead_on_the_cpu(niceness: int = TIMED_NICENESS) -> Iterator[bool]:
         yield True
     finally:
         os.setpriority(os.PRIO_PROCESS, 0, before)
+
+
+def _private_tempdir(worker: str) -> None:
+    """This xdist worker's own temp dir for what runs in its process.
+
+    An in-process API on S3 spools uploads under the OS temp dir. The tests that check an upload leaves no spool
+    file compare that directory before and after, and with one dir for the box they saw another worker's upload
+    in flight. Processes the worker starts keep the OS's."""
+    path = Path(tempfile.gettempdir()) / f"toolout-tests-{worker}"
+    path.mkdir(exist_ok=True)
+    tempfile.tempdir = str(path)
 
 
 def _join_group_on_this_worker(config: pytest.Config, item: pytest.Item, group: str) -> None:

@@ -114,3 +114,14 @@ def test_a_timed_module_starts_its_processes_ahead_on_the_cpu_and_gives_the_prio
     assert child == (TIMED_NICENESS if raised else before), "a process started inside inherits the priority"
     assert raised or os.geteuid() != 0, "root may always raise its priority"
     assert os.getpriority(os.PRIO_PROCESS, 0) == before, "the rest of the run gets the old priority back"
+
+
+def test_a_timed_modules_children_run_untraced_and_the_rest_of_the_run_traced(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.conftest import COVERAGE_CHILD_VARIABLES, untraced_children
+
+    monkeypatch.setenv("COVERAGE_PROCESS_CONFIG", "{}")
+    read = [sys.executable, "-c", f"import os; print(sorted(set({COVERAGE_CHILD_VARIABLES!r}) & set(os.environ)))"]
+    with untraced_children():
+        inside = subprocess.run(read, capture_output=True, text=True, check=True).stdout.strip()
+    assert inside == "[]", "coverage's variables reach no child started inside"
+    assert os.environ["COVERAGE_PROCESS_CONFIG"] == "{}", "and are back for the rest of the run"

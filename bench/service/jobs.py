@@ -23,15 +23,17 @@ from extraction.strategies.mapreduce import ModelLimits
 from extraction.strategies.planning import PlanningRules, chunk_budget_for
 from extraction.texts.nonce import new_nonce
 from extraction.texts.prompts import PromptContext, map_messages, reduce_messages
+from infra.settings import Settings
 from toolout.client import TERMINAL, ToolOutClient
 from toolout.devstack import datasets
 from toolout.devstack.stack import Stack
 
 OVERLAP = 0.10
 TOOL_NAME, TOOL_ARGS = "logs.fetch", '{"service": "*", "range": "30d"}'
-CITE = True
-"""A job asks for evidence unless told not to (TOOLOUT_EVIDENCE): the worker then shows each chunk line-numbered
-and plans smaller chunks to leave room for the numbers, so the benches plan and prompt the same way."""
+CITE = Settings().evidence
+"""Whether a job asks for evidence, read from TOOLOUT_EVIDENCE as the stack's worker (started with this environment)
+reads it: with evidence the worker shows each chunk line-numbered and plans smaller chunks to leave room for the
+numbers, so the benches plan and prompt the same way either way."""
 
 
 # --- documents -------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import pytest
 from infra.redis import keys
 from tests.fixtures.broker import on_rabbitmq
 from tests.fixtures.faults import DEADLINE_SECONDS, WATCHDOG_INTERVAL_SECONDS, FaultStack
-from toolout.client import ToolOutAPIError, ToolOutClient
+from toolout.client import ToolOutAPIError, ToolOutClient, UnavailableError
 from toolout.devstack import processes
 
 pytestmark = pytest.mark.integration
@@ -66,19 +66,32 @@ def jobs_of(client: ToolOutClient, ids: list[str]) -> dict[str, dict[str, Any]]:
     return {job_id: client.job(job_id) for job_id in ids}
 
 
-def wait_terminal(client: ToolOutClient, ids: list[str], timeout: float) -> dict[str, dict[str, Any]]:
-    """Every job once all are terminal; fails listing the ones still live after `timeout`."""
+def wait_terminal(
+    client: ToolOutClient, ids: list[str], timeout: float, unavailable: list[float] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Every job once all are terminal; fails listing the ones still live after `timeout`.
+
+    With `unavailable`, a poll the API answers 503 (its Redis mid-failover) is tried again at the next interval, and
+    the time of each such answer is appended there for the caller to bound; without it, a 503 fails the wait."""
     seen: dict[str, dict[str, Any]] = {}
 
     def all_done() -> bool:
-        seen.update(jobs_of(client, [i for i in ids if seen.get(i, {}).get("status") not in TERMINAL]))
+        try:
+            seen.update(jobs_of(client, [i for i in ids if seen.get(i, {}).get("status") not in TERMINAL]))
+        except UnavailableError:
+            if unavailable is None:
+                raise
+            unavailable.append(time.monotonic())
+            return False
         return all(seen[i]["status"] in TERMINAL for i in ids)
 
     if not poll_until(all_done, timeout, interval=0.5):
         live = {
             i: (seen[i]["status"], seen[i]["attempts"], seen[i]["chunks_done"], seen[i]["chunks_total"])
+            if i in seen
+            else "never read"
             for i in ids
-            if seen[i]["status"] not in TERMINAL
+            if seen.get(i, {}).get("status") not in TERMINAL
         }
         pytest.fail(f"{len(live)} job(s) still live after {timeout:.0f}s: {live}")
     return seen
