@@ -211,7 +211,7 @@ TIMED_NICENESS = -10
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _timed_modules_ahead_on_the_cpu(request: pytest.FixtureRequest) -> Iterator[None]:
+def _timed_stacks_ahead_and_untraced(request: pytest.FixtureRequest) -> Iterator[None]:
     """Start a timed module's stacks at a higher CPU priority than the rest of the run, and untraced.
 
     Their assertions are about what the stack can do when the model is the limit, not about what is left of two

@@ -76,11 +76,9 @@ class Api:
         return dict(answer.json())
 
     def finished(self, job_id: str, timeout: float = 120) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while (job := self.client.get(f"/v1/extractions/{job_id}").json())["status"] not in TERMINAL:
-            assert time.monotonic() < deadline, f"job {job_id} still {job['status']} after {timeout}s"
-            time.sleep(0.05)
-        return dict(job)
+        job = self.finished_or_taken(job_id, timeout)
+        assert job is not None, f"job {job_id} was taken (404) before it ended"
+        return job
 
     def finished_or_taken(self, job_id: str, timeout: float = 120) -> dict[str, Any] | None:
         """The job once terminal, or None when an expiring output took it (and its record) before it ended."""
